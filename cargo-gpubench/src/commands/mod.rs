@@ -1,0 +1,20 @@
+//! One module per command; each returns the process exit code or an error.
+
+mod archive;
+mod kernels;
+mod report;
+mod run;
+
+use gpubench::Result;
+
+use crate::cli::{Cli, Command};
+
+/// Runs the command the user asked for.
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        None => run::run(cli.run),
+        Some(Command::Archive(a)) => archive::archive(a),
+        Some(Command::Kernels(k)) => kernels::kernels(k),
+        Some(Command::Report(r)) => report::report(r),
+    }
+}

@@ -1,0 +1,215 @@
+//! Every error gpubench reports, and the process exit code that goes with it.
+//!
+//! Errors are one line (`Display`), name what is missing or wrong, and map to one of the
+//! documented exit codes in [`exit`]. Long diagnostics (an NVRTC log) travel in a separate field
+//! so that the one-line message stays one line.
+
+use std::path::PathBuf;
+
+/// Documented process exit codes (README, "Exit codes").
+pub mod exit {
+    /// Everything ran; no metric regressed.
+    pub const OK: i32 = 0;
+    /// At least one metric is REGRESSED against the baseline.
+    pub const REGRESSION: i32 = 1;
+    /// Bad command line or configuration.
+    pub const USAGE: i32 = 2;
+    /// The machine lacks something gpubench needs: a GPU, libcuda, NVRTC, a new enough driver.
+    pub const ENVIRONMENT: i32 = 3;
+    /// A benchmark failed: kernel compile error, launch failure, out of GPU memory, wrong result,
+    /// watchdog timeout, bench process crash.
+    pub const BENCH_FAILURE: i32 = 4;
+    /// A results or baseline file is corrupt, truncated, or of another schema.
+    pub const DATA: i32 = 5;
+    /// Another gpubench run holds this GPU and `--no-wait` was given.
+    pub const BUSY: i32 = 6;
+    /// Interrupted by Ctrl-C (128 + SIGINT).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// Result alias used across the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// All failures gpubench distinguishes.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// libcuda could not be loaded.
+    #[error(
+        "no CUDA driver: libcuda.so.1 could not be loaded (install the NVIDIA driver, or add its folder to LD_LIBRARY_PATH)"
+    )]
+    NoDriverLibrary,
+    /// libnvrtc could not be loaded.
+    #[error(
+        "no NVRTC: libnvrtc.so.13 or libnvrtc.so.12 could not be loaded (install the CUDA toolkit's NVRTC, or add its folder to LD_LIBRARY_PATH)"
+    )]
+    NoNvrtc,
+    /// The driver loaded but shows no usable GPU.
+    #[error("no CUDA GPU: {0}")]
+    NoGpu(String),
+    /// The driver is older than the CUDA API version the bindings need.
+    #[error(
+        "CUDA driver too old: it supports CUDA {found}, gpubench needs CUDA {needed} or newer (NVIDIA driver R570 or later)"
+    )]
+    DriverTooOld {
+        /// CUDA version the driver supports, e.g. "12.4".
+        found: String,
+        /// Minimum CUDA version, e.g. "12.8".
+        needed: String,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA error while {context}: {message}")]
+    Cuda {
+        /// What gpubench was doing.
+        context: String,
+        /// The driver's error name.
+        message: String,
+    },
+    /// A device allocation failed for lack of memory.
+    #[error("out of GPU memory while {context} ({bytes} bytes requested)")]
+    OutOfMemory {
+        /// What gpubench was allocating.
+        context: String,
+        /// Size of the failed request.
+        bytes: usize,
+    },
+    /// NVRTC rejected a kernel source.
+    #[error("kernel source {source_name} failed to compile with NVRTC {nvrtc} for {arch}: {first_line}")]
+    KernelCompile {
+        /// File name of the kernel source, e.g. "stream.cu".
+        source_name: String,
+        /// NVRTC version.
+        nvrtc: String,
+        /// Target, e.g. "sm_90".
+        arch: String,
+        /// First error line of the log.
+        first_line: String,
+        /// The full compiler log.
+        log: String,
+    },
+    /// A kernel produced a wrong result.
+    #[error("{what} produced a wrong result: {detail}")]
+    Verification {
+        /// Which benchmark.
+        what: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A kernel ran past its time limit.
+    #[error("{what} did not finish within {seconds} s (watchdog)")]
+    Watchdog {
+        /// Which benchmark or process.
+        what: String,
+        /// The limit.
+        seconds: u64,
+    },
+    /// A bench executable failed.
+    #[error("bench `{bench}` failed: {reason}")]
+    BenchProcess {
+        /// Bench target name.
+        bench: String,
+        /// One line: its own error, or how it ended.
+        reason: String,
+        /// Exit code to propagate.
+        code: i32,
+    },
+    /// Building or describing the workspace through cargo failed.
+    #[error("cargo: {0}")]
+    Cargo(String),
+    /// A file of ours is unreadable as what it should be.
+    #[error("{}: {reason}", path.display())]
+    Data {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An I/O operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Another run holds the GPU.
+    #[error("GPU {uuid} is in use by another gpubench run ({holder}); rerun without --no-wait to wait for it")]
+    Busy {
+        /// GPU UUID.
+        uuid: String,
+        /// Who holds the lock, as written in the lock file.
+        holder: String,
+    },
+    /// The user interrupted the run.
+    #[error("interrupted")]
+    Interrupted,
+    /// Bad input from the user.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// The documented exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::NoDriverLibrary | Error::NoNvrtc | Error::NoGpu(_) | Error::DriverTooOld { .. } => exit::ENVIRONMENT,
+            Error::Cuda { .. }
+            | Error::OutOfMemory { .. }
+            | Error::KernelCompile { .. }
+            | Error::Verification { .. }
+            | Error::Watchdog { .. } => exit::BENCH_FAILURE,
+            Error::BenchProcess { code, .. } => *code,
+            Error::Cargo(_) => exit::BENCH_FAILURE,
+            Error::Data { .. } => exit::DATA,
+            Error::Io { .. } => exit::DATA,
+            Error::Busy { .. } => exit::BUSY,
+            Error::Interrupted => exit::INTERRUPTED,
+            Error::Usage(_) => exit::USAGE,
+        }
+    }
+
+    /// Extra lines worth printing after the one-line message (an NVRTC log), if any.
+    pub fn details(&self) -> Option<&str> {
+        match self {
+            Error::KernelCompile { log, .. } => Some(log),
+            _ => None,
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// A data error for `path`.
+    pub fn data(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Data { path: path.into(), reason: reason.into() }
+    }
+
+    /// Maps a driver error to [`Error::OutOfMemory`] or [`Error::Cuda`].
+    pub fn cuda(context: impl Into<String>, err: cudarc::driver::DriverError) -> Self {
+        Error::cuda_alloc(context, err, 0)
+    }
+
+    /// Like [`Error::cuda`], for an allocation of `bytes`.
+    pub fn cuda_alloc(context: impl Into<String>, err: cudarc::driver::DriverError, bytes: usize) -> Self {
+        use cudarc::driver::sys::cudaError_enum as E;
+        let context = context.into();
+        if err.0 == E::CUDA_ERROR_OUT_OF_MEMORY {
+            return Error::OutOfMemory { context, bytes };
+        }
+        let message = err.error_name().ok().and_then(|c| c.to_str().ok().map(str::to_owned));
+        Error::Cuda { context, message: message.unwrap_or_else(|| format!("{:?}", err.0)) }
+    }
+}
+
+/// Adds a context to driver results: `ctx.alloc(...).cuda_context("allocating the chase array")`.
+pub trait CudaResultExt<T> {
+    /// Converts the driver error into an [`Error`] that says what gpubench was doing.
+    fn cuda_context(self, context: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> CudaResultExt<T> for std::result::Result<T, cudarc::driver::DriverError> {
+    fn cuda_context(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| Error::cuda(context(), e))
+    }
+}

@@ -1,0 +1,274 @@
+//! Pointer-chase latency over a footprint sweep (seeds 000, 001, 002).
+//!
+//! One thread follows `j = a[j]` through `a[i] = (i + stride) % n` with loads of one cache
+//! operator: `ld.global.ca` (through L1), `.cg` (L2 only), `.cv` (no caching: memory), `.nc`
+//! (read-only path). The chase continues across launches, so a footprint that fits a level hits
+//! in it once one lap is done; the timed steps report cycles (clock64) and ns (%globaltimer) per
+//! access, and thereby the SM clock they ran at.
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::{SINGLE_THREAD, full_grid, size_label};
+use crate::device::{CompiledKernels, EventTimer, Gpu};
+use crate::error::{CudaResultExt, Result};
+use crate::harness::{Bench, Probe, Profile, Sample, Suite};
+use crate::kernels;
+use crate::results::{Better, ClockDomain, GpuIdentity};
+
+/// Distance between consecutive accesses of the size sweep, bytes: one 128-byte L1 line, so
+/// every access of a lap touches a new line.
+pub const SWEEP_STRIDE_BYTES: u64 = 128;
+
+/// PTX cache operator of the chase loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOp {
+    /// `ld.global.ca`: cache at all levels (L1 and L2).
+    Ca,
+    /// `ld.global.cg`: cache in L2, not L1.
+    Cg,
+    /// `ld.global.cv`: volatile, fetch again from memory.
+    Cv,
+    /// `ld.global.nc`: the read-only (non-coherent) data path.
+    Nc,
+}
+
+impl CacheOp {
+    /// Short name used in benchmark ids: "ca".
+    pub fn label(self) -> &'static str {
+        match self {
+            CacheOp::Ca => "ca",
+            CacheOp::Cg => "cg",
+            CacheOp::Cv => "cv",
+            CacheOp::Nc => "nc",
+        }
+    }
+
+    fn kernel(self) -> &'static str {
+        match self {
+            CacheOp::Ca => "chase_ca",
+            CacheOp::Cg => "chase_cg",
+            CacheOp::Cv => "chase_cv",
+            CacheOp::Nc => "chase_nc",
+        }
+    }
+}
+
+/// A chase array on the GPU: `n` 32-bit indices with `a[i] = (i + stride) % n`.
+pub struct ChaseArray {
+    buf: CudaSlice<u32>,
+    /// Elements.
+    pub n: u64,
+    /// Stride in elements.
+    pub stride: u64,
+}
+
+impl ChaseArray {
+    /// Footprint in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.n * 4
+    }
+
+    /// Distinct elements one lap visits.
+    pub fn lap(&self) -> u64 {
+        self.n / gcd(self.n, self.stride)
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Launches the chase kernels of `kernels/latency.cu`.
+pub struct Chaser {
+    kernels: std::sync::Arc<CompiledKernels>,
+    init: CudaFunction,
+}
+
+/// Per-access latency of a chase window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChaseLatency {
+    /// SM cycles per access.
+    pub cycles: f64,
+    /// Nanoseconds per access.
+    pub ns: f64,
+}
+
+impl Chaser {
+    /// Compiles (once per process) and loads the chase kernels.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let kernels = gpu.kernels(&kernels::LATENCY)?;
+        let init = kernels.function("chase_init")?;
+        Ok(Chaser { kernels, init })
+    }
+
+    /// The compiled source.
+    pub fn kernels(&self) -> &CompiledKernels {
+        &self.kernels
+    }
+
+    /// Allocates and initialises a chase array of `bytes` with a stride of `stride_bytes`.
+    pub fn array(&self, gpu: &Gpu, bytes: u64, stride_bytes: u64) -> Result<ChaseArray> {
+        let n = (bytes / 4).max(1);
+        let stride = (stride_bytes / 4).max(1);
+        let buf = gpu.alloc_zeros::<u32>(n as usize, &format!("a {} chase array", size_label(bytes)))?;
+        let cfg = full_grid(gpu.identity(), 256);
+        // SAFETY: chase_init(u32*, u64, u64) writes n elements of `buf`.
+        unsafe { gpu.stream().launch_builder(&self.init).arg(&buf).arg(&n).arg(&stride).launch(cfg) }
+            .cuda_context(|| "launching chase_init".into())?;
+        Ok(ChaseArray { buf, n, stride })
+    }
+
+    /// The chase kernel for `op`.
+    pub fn function(&self, op: CacheOp) -> Result<CudaFunction> {
+        self.kernels.function(op.kernel())
+    }
+
+    /// Queues one launch that chases `warm` untimed accesses, then `steps` (a multiple of 8)
+    /// timed ones, resuming where the probe's `sink` says and adding cycles, ns and steps to
+    /// the probe.
+    pub fn launch(
+        &self,
+        gpu: &Gpu,
+        f: &CudaFunction,
+        arr: &ChaseArray,
+        warm: u32,
+        steps: u32,
+        probe: &Probe,
+    ) -> Result<()> {
+        let cfg: LaunchConfig = SINGLE_THREAD;
+        // SAFETY: chase_*(const u32*, u32, u32, gb_probe*) reads indices < n of `arr`.
+        unsafe { gpu.stream().launch_builder(f).arg(&arr.buf).arg(&warm).arg(&steps).arg(probe.buffer()).launch(cfg) }
+            .cuda_context(|| "launching a chase kernel".into())?;
+        Ok(())
+    }
+
+    /// Untimed accesses each launch makes before timing: one lap when the footprint is at
+    /// most twice the SM's unified L1/shared array (L1 starts cold in every launch), else none.
+    pub fn in_launch_warm(&self, gpu: &GpuIdentity, arr: &ChaseArray) -> u32 {
+        let l1_bound = 2 * gpu.smem_per_sm;
+        if arr.bytes() <= l1_bound { arr.lap().min(u32::MAX as u64) as u32 } else { 0 }
+    }
+
+    /// Runs one lap of the array (at most `max_steps`) so that a footprint that fits a cache
+    /// is resident before timing.
+    pub fn warm(&self, gpu: &Gpu, f: &CudaFunction, arr: &ChaseArray, max_steps: u64, probe: &Probe) -> Result<()> {
+        let steps_per_launch = 1u32 << 16;
+        let laps = arr.lap().min(max_steps).div_ceil(steps_per_launch as u64);
+        for _ in 0..laps {
+            self.launch(gpu, f, arr, 0, steps_per_launch, probe)?;
+        }
+        gpu.synchronize("the warm-up chase")
+    }
+}
+
+/// Footprints of the size sweep: powers of two from 4 KiB to the first one at least four
+/// times the L2 (read from the device). The quick profile keeps three: one in L1, one in L2,
+/// one beyond it.
+pub fn sweep_sizes(gpu: &GpuIdentity, profile: Profile) -> Vec<u64> {
+    let top = (4 * gpu.l2_bytes).next_power_of_two().max(1 << 20);
+    let all: Vec<u64> = std::iter::successors(Some(4096u64), |s| (*s < top).then_some(s * 2)).collect();
+    match profile {
+        Profile::Default => all,
+        Profile::Quick => {
+            let l2_point = (gpu.l2_bytes / 16).max(1 << 16).next_power_of_two() / 2;
+            vec![16 << 10, l2_point.max(32 << 10), top]
+        }
+    }
+}
+
+/// Converts a probe window to per-access latency.
+pub fn per_access(cycles: u64, ns: u64, accesses: u64) -> Option<ChaseLatency> {
+    (accesses > 0).then(|| ChaseLatency { cycles: cycles as f64 / accesses as f64, ns: ns as f64 / accesses as f64 })
+}
+
+/// The latency family: `latency/<op>/<size>` for ca and cg over the size sweep.
+pub fn run(suite: &mut Suite) -> Result<()> {
+    let chaser = Chaser::new(suite.gpu())?;
+    let identity = suite.gpu().identity().clone();
+    let steps: u32 = match suite.profile() {
+        Profile::Quick => 2048,
+        Profile::Default => 4096,
+    };
+    let warm_cap = 2 * identity.l2_bytes / SWEEP_STRIDE_BYTES;
+    for op in [CacheOp::Ca, CacheOp::Cg] {
+        for bytes in sweep_sizes(&identity, suite.profile()) {
+            let name = format!("{}/{}", op.label(), size_label(bytes));
+            if !suite.wants(&name) {
+                continue;
+            }
+            let gpu = suite.gpu();
+            let arr = chaser.array(gpu, bytes, SWEEP_STRIDE_BYTES)?;
+            let f = chaser.function(op)?;
+            let mut probe = Probe::new(gpu)?;
+            chaser.warm(gpu, &f, &arr, warm_cap, &probe)?;
+            let timer = EventTimer::new(gpu.stream())?;
+            let warm = chaser.in_launch_warm(&identity, &arr);
+            let bench = Bench::new(name)
+                .param("bytes", bytes)
+                .param("stride_bytes", SWEEP_STRIDE_BYTES)
+                .param("cache_op", op.label())
+                .param("steps_per_launch", steps)
+                .param("warm_steps_per_launch", warm)
+                .metric("cycles_per_access", "cycles", Better::Lower, ClockDomain::Sm)
+                .metric("ns_per_access", "ns", Better::Lower, ClockDomain::Sm)
+                .kernels(&[&chaser.kernels().provenance]);
+            suite.bench(bench, |gpu, iters| {
+                probe.reset_counters(gpu)?;
+                timer.start()?;
+                for _ in 0..iters {
+                    chaser.launch(gpu, &f, &arr, warm, steps, &probe)?;
+                }
+                let elapsed = timer.stop_ns()?;
+                let r = probe.read(gpu)?;
+                let lat =
+                    per_access(r.cycles, r.ns, r.count).unwrap_or(ChaseLatency { cycles: f64::NAN, ns: f64::NAN });
+                Ok(Sample::clocked(elapsed, vec![lat.cycles, lat.ns], r.clock()))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100_like() -> GpuIdentity {
+        crate::families::test_identity()
+    }
+
+    #[test]
+    fn sweep_reaches_four_times_the_l2_from_the_device() {
+        let sizes = sweep_sizes(&h100_like(), Profile::Default);
+        assert_eq!(sizes.first(), Some(&4096));
+        assert_eq!(sizes.last(), Some(&(256 << 20)));
+        assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]));
+        let mut small = h100_like();
+        small.l2_bytes = 4 << 20;
+        assert_eq!(sweep_sizes(&small, Profile::Default).last(), Some(&(16 << 20)));
+    }
+
+    #[test]
+    fn quick_sweep_has_an_l1_an_l2_and_a_memory_point() {
+        let g = h100_like();
+        let sizes = sweep_sizes(&g, Profile::Quick);
+        assert_eq!(sizes.len(), 3);
+        assert_eq!(sizes[0], 16 << 10);
+        assert!(sizes[1] > 256 << 10 && sizes[1] < g.l2_bytes, "{}", sizes[1]);
+        assert!(sizes[2] >= 4 * g.l2_bytes);
+    }
+
+    #[test]
+    fn per_access_divides_the_window_by_the_accesses() {
+        let l = per_access(40_960, 20_480, 1024).unwrap();
+        assert_eq!(l.cycles, 40.0);
+        assert_eq!(l.ns, 20.0);
+        assert!(per_access(1, 1, 0).is_none());
+    }
+
+    #[test]
+    fn a_lap_visits_n_over_gcd_elements() {
+        assert_eq!(gcd(1024, 32), 32);
+        assert_eq!(gcd(1000, 32), 8);
+    }
+}

@@ -1,0 +1,71 @@
+//! The microbenchmark families: host code that sets up buffers, launches the kernels of
+//! `kernels/`, and turns probe readings into metrics. Each family is one criterion bench target
+//! (`benches/<family>.rs` calls its `run`).
+
+pub mod atomics;
+pub mod latency;
+pub mod shared_banks;
+pub mod stream;
+
+use cudarc::driver::LaunchConfig;
+
+use crate::results::GpuIdentity;
+
+/// A grid that fills every SM with `threads`-thread blocks at full occupancy by thread count.
+pub fn full_grid(gpu: &GpuIdentity, threads: u32) -> LaunchConfig {
+    let blocks_per_sm = (gpu.max_threads_per_sm / threads).max(1);
+    LaunchConfig { grid_dim: (gpu.sm_count * blocks_per_sm, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// One thread in one block.
+pub const SINGLE_THREAD: LaunchConfig = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+
+/// "4KiB", "2MiB", "1GiB": a size as it appears in benchmark ids.
+pub fn size_label(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (scale, unit) in UNITS {
+        if bytes >= scale && bytes % scale == 0 {
+            return format!("{}{unit}", bytes / scale);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// An H100 SXM's identity, for tests of the host arithmetic.
+#[cfg(test)]
+pub(crate) fn test_identity() -> GpuIdentity {
+    GpuIdentity {
+        name: "NVIDIA H100 80GB HBM3".into(),
+        uuid: "GPU-00000000-0000-0000-0000-000000000000".into(),
+        ordinal: 0,
+        pci_bus_id: String::new(),
+        cc_major: 9,
+        cc_minor: 0,
+        sm_count: 132,
+        l2_bytes: 50 << 20,
+        smem_per_block_optin: 227 << 10,
+        smem_per_sm: 228 << 10,
+        max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
+        warp_size: 32,
+        sm_clock_max_khz: 1_980_000,
+        mem_clock_khz: 2_619_000,
+        bus_width_bits: 5120,
+        total_mem_bytes: 80 << 30,
+        ecc_enabled: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_labelled_in_the_largest_exact_unit() {
+        assert_eq!(size_label(4096), "4KiB");
+        assert_eq!(size_label(3 << 20), "3MiB");
+        assert_eq!(size_label(1 << 30), "1GiB");
+        assert_eq!(size_label(1536), "1536B");
+        assert_eq!(size_label((1 << 20) + (1 << 10)), "1025KiB");
+    }
+}

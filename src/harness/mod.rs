@@ -1,0 +1,393 @@
+//! The bench side: what a criterion bench target of ours (or a user's) calls.
+//!
+//! ```no_run
+//! use gpubench::harness::{self, Bench, Sample, Suite};
+//! use gpubench::results::{Better, ClockDomain};
+//!
+//! fn main() {
+//!     harness::main("example", |suite: &mut Suite| {
+//!         let bench = Bench::new("noop").metric("time", "ns", Better::Lower, ClockDomain::Sm);
+//!         suite.bench(bench, |_gpu, iters| Ok(Sample::timed(iters as f64, vec![1.0])))
+//!     })
+//! }
+//! ```
+//!
+//! [`main`] opens the GPU, builds a criterion instance timed on the GPU ([`GpuTime`]), runs the
+//! family's benchmarks, and writes one record per family: every benchmark's per-sample metric
+//! values, clock readings and kernel provenance, for `cargo gpubench` to merge.
+
+mod env;
+mod measurement;
+mod probe;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use criterion::Criterion;
+use regex::Regex;
+
+pub use env::{
+    ENV_DEVICE, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX, Profile, device_ordinal,
+    progress_requested, record_dir,
+};
+pub use measurement::{GpuTime, GpuTimeFormatter};
+pub use probe::{Probe, ProbeReading};
+
+use crate::device::Gpu;
+use crate::error::{Error, Result, exit};
+use crate::results::{
+    BenchmarkResult, Better, ClockDomain, KernelClock, KernelProvenance, Metric, RESULTS_SCHEMA, ResultsDocument,
+    Settings,
+};
+
+/// What one criterion sample measured: GPU time of all its iterations, one value per declared
+/// metric (same order as [`Bench::metric`] calls), and the in-kernel clock window if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// GPU nanoseconds of the sample's `iters` iterations (CUDA events).
+    pub elapsed_ns: f64,
+    /// One value per declared metric.
+    pub values: Vec<f64>,
+    /// SM cycles and ns counted by the kernel over the sample.
+    pub clock: Option<KernelClock>,
+}
+
+impl Sample {
+    /// A sample without in-kernel clock readings.
+    pub fn timed(elapsed_ns: f64, values: Vec<f64>) -> Self {
+        Sample { elapsed_ns, values, clock: None }
+    }
+
+    /// A sample with the kernel's clock window.
+    pub fn clocked(elapsed_ns: f64, values: Vec<f64>, clock: Option<KernelClock>) -> Self {
+        Sample { elapsed_ns, values, clock }
+    }
+}
+
+/// A metric a benchmark reports each sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSpec {
+    /// Name, unique in the benchmark.
+    pub name: String,
+    /// Unit.
+    pub unit: String,
+    /// Good direction.
+    pub better: Better,
+    /// Clock it moves with.
+    pub domain: ClockDomain,
+}
+
+/// Declaration of one benchmark: its name within the family, parameters and metrics.
+#[derive(Debug, Clone, Default)]
+pub struct Bench {
+    name: String,
+    params: BTreeMap<String, serde_json::Value>,
+    metrics: Vec<MetricSpec>,
+    kernels: Vec<KernelProvenance>,
+}
+
+impl Bench {
+    /// A benchmark called `family/name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Bench { name: name.into(), ..Default::default() }
+    }
+
+    /// Records a configuration parameter.
+    pub fn param(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.params.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// Declares a metric; [`Sample::values`] carries one value per declared metric, in order.
+    pub fn metric(mut self, name: impl Into<String>, unit: &str, better: Better, domain: ClockDomain) -> Self {
+        self.metrics.push(MetricSpec { name: name.into(), unit: unit.to_string(), better, domain });
+        self
+    }
+
+    /// Records which compiled kernel sources the benchmark runs.
+    pub fn kernels(mut self, provenance: &[&KernelProvenance]) -> Self {
+        self.kernels.extend(provenance.iter().map(|p| (*p).clone()));
+        self
+    }
+
+    /// The name within the family.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A bench family in progress: the GPU, criterion, and the records gathered so far.
+pub struct Suite {
+    criterion: Criterion<GpuTime>,
+    state: SuiteState,
+}
+
+struct SuiteState {
+    family: String,
+    gpu: Gpu,
+    profile: Profile,
+    settings: Settings,
+    filter: Option<Regex>,
+    progress: bool,
+    created_unix_s: u64,
+    results: Vec<BenchmarkResult>,
+}
+
+impl Suite {
+    /// The GPU under test.
+    pub fn gpu(&self) -> &Gpu {
+        &self.state.gpu
+    }
+
+    /// The measurement profile.
+    pub fn profile(&self) -> Profile {
+        self.state.profile
+    }
+
+    /// Whether the benchmark `family/name` passes the command line's filter (so that expensive
+    /// set-up can be skipped for benchmarks that will not run).
+    pub fn wants(&self, name: &str) -> bool {
+        self.state.wants(name)
+    }
+
+    /// Runs one benchmark under criterion. `routine(gpu, iters)` queues `iters` iterations of
+    /// the work, times them on the GPU and returns the sample's metric values. The first error stops
+    /// the process: the records of finished benchmarks are written, then it exits with the
+    /// error's code.
+    pub fn bench<F>(&mut self, bench: Bench, mut routine: F) -> Result<()>
+    where
+        F: FnMut(&Gpu, u64) -> Result<Sample>,
+    {
+        if !self.state.wants(&bench.name) {
+            return Ok(());
+        }
+        let state = &self.state;
+        let mut samples: Vec<(u64, Sample)> = Vec::new();
+        let n_metrics = bench.metrics.len();
+        {
+            let mut group = self.criterion.benchmark_group(state.family.clone());
+            group.bench_function(bench.name.clone(), |b| {
+                b.iter_custom(|iters| match routine(&state.gpu, iters) {
+                    Ok(sample) if sample.values.len() == n_metrics => {
+                        let t = sample.elapsed_ns;
+                        samples.push((iters, sample));
+                        t
+                    }
+                    Ok(sample) => state.fail(Error::Usage(format!(
+                        "benchmark {} returned {} values for {} declared metrics",
+                        bench.name,
+                        sample.values.len(),
+                        n_metrics
+                    ))),
+                    Err(e) => state.fail(e),
+                })
+            });
+            group.finish();
+        }
+        // Criterion calls the routine for warm-up first; its last `sample_size` calls are the
+        // measurement samples.
+        let keep = samples.len().min(self.state.settings.sample_size);
+        let measured = samples.split_off(samples.len() - keep);
+        self.state.push(bench, measured);
+        self.state.write_record()?;
+        Ok(())
+    }
+}
+
+impl SuiteState {
+    fn wants(&self, name: &str) -> bool {
+        let id = format!("{}/{}", self.family, name);
+        self.filter.as_ref().is_none_or(|f| f.is_match(&id))
+    }
+
+    fn push(&mut self, bench: Bench, measured: Vec<(u64, Sample)>) {
+        let id = format!("{}/{}", self.family, bench.name);
+        let time_ns = measured.iter().map(|(iters, s)| s.elapsed_ns / (*iters).max(1) as f64).collect();
+        let clocks = measured.iter().filter_map(|(_, s)| s.clock).collect();
+        let metrics: Vec<Metric> = bench
+            .metrics
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let values = measured.iter().map(|(_, s)| s.values[i]).filter(|v| v.is_finite()).collect();
+                Metric::new(spec.name.clone(), spec.unit.clone(), spec.better, spec.domain, values)
+            })
+            .collect();
+        print_summary(&id, &metrics, &measured);
+        if self.progress {
+            eprintln!("{PROGRESS_PREFIX}done {id}");
+        }
+        self.results.push(BenchmarkResult {
+            id,
+            family: self.family.clone(),
+            params: bench.params,
+            time_ns,
+            clocks,
+            metrics,
+            kernels: bench.kernels,
+            criterion: None,
+        });
+    }
+
+    fn document(&self) -> ResultsDocument {
+        ResultsDocument {
+            schema: RESULTS_SCHEMA.to_string(),
+            created_unix_s: self.created_unix_s,
+            gpu: self.gpu.identity().clone(),
+            stack: self.gpu.stack().clone(),
+            settings: self.settings.clone(),
+            benchmarks: self.results.clone(),
+            wall_time_s: 0.0,
+        }
+    }
+
+    fn write_record(&self) -> Result<()> {
+        match record_dir() {
+            Some(dir) => self.document().write(&dir.join(format!("{}.json", self.family))),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes what finished, reports `err` and exits with its code.
+    fn fail(&self, err: Error) -> ! {
+        let _ = self.write_record();
+        report_and_exit(&self.family, err)
+    }
+}
+
+fn print_summary(id: &str, metrics: &[Metric], measured: &[(u64, Sample)]) {
+    let clocks: Vec<f64> = measured.iter().filter_map(|(_, s)| s.clock.and_then(|c| c.mhz())).collect();
+    let clock = crate::results::Summary::of(&clocks);
+    let mut out = std::io::stdout().lock();
+    for m in metrics {
+        let _ = write!(out, "{:<24}{}: {:.4} {} (median of {})", "", m.name, m.summary.median, m.unit, m.summary.n);
+        if clock.n > 0 {
+            let _ = write!(out, ", SM clock {:.0} MHz", clock.median);
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "{:<24}[{id}]", "");
+}
+
+fn report_and_exit(family: &str, err: Error) -> ! {
+    eprintln!("error: {family}: {err}");
+    if let Some(details) = err.details() {
+        eprintln!("{details}");
+    }
+    if let Some(dir) = record_dir() {
+        let _ = crate::results::write_atomic(&dir.join(format!("{family}.error")), format!("{err}\n").as_bytes());
+    }
+    std::process::exit(err.exit_code())
+}
+
+/// Checks that `filter` is a valid regular expression (criterion's filter syntax).
+pub fn validate_filter(filter: &str) -> Result<()> {
+    Regex::new(filter).map(|_| ()).map_err(|e| Error::Usage(format!("bad filter `{filter}`: {e}")))
+}
+
+/// Criterion's name filter, as its command line gives it (the first free argument).
+fn filter_from_args() -> Result<Option<Regex>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let takes_value = [
+        "--color",
+        "-c",
+        "--save-baseline",
+        "-s",
+        "--baseline",
+        "-b",
+        "--baseline-lenient",
+        "--format",
+        "--profile-time",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--plotting-backend",
+        "--output-format",
+    ];
+    let exact = args.iter().any(|a| a == "--exact");
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if takes_value.contains(&a.as_str()) {
+            i += 2;
+            continue;
+        }
+        if !a.starts_with('-') {
+            let pattern = if exact { format!("^{}$", regex::escape(a)) } else { a.clone() };
+            return Regex::new(&pattern).map(Some).map_err(|e| Error::Usage(format!("bad filter `{a}`: {e}")));
+        }
+        i += 1;
+    }
+    Ok(None)
+}
+
+/// Entry point of a bench target (`harness = false`). Runs `body` with a [`Suite`] and exits.
+///
+/// Without `--bench` on the command line (`cargo test --benches`) and without a GPU, it prints
+/// why it skips and exits 0; with `--bench` a missing GPU is an error with exit code 3.
+pub fn main(family: &str, body: impl FnOnce(&mut Suite) -> Result<()>) -> ! {
+    let bench_mode = std::env::args().any(|a| a == "--bench");
+    let mut suite = match setup(family) {
+        Ok(s) => s,
+        Err(e) if !bench_mode && e.exit_code() == exit::ENVIRONMENT => {
+            println!("skipping {family}: {e}");
+            std::process::exit(exit::OK)
+        }
+        Err(e) => report_and_exit(family, e),
+    };
+    if let Err(e) = body(&mut suite) {
+        suite.state.fail(e);
+    }
+    suite.criterion.final_summary();
+    if let Err(e) = suite.state.write_record() {
+        report_and_exit(family, e);
+    }
+    std::process::exit(exit::OK)
+}
+
+fn setup(family: &str) -> Result<Suite> {
+    let profile = Profile::from_env()?;
+    let filter = filter_from_args()?;
+    let gpu = Gpu::open(device_ordinal()?)?;
+    let criterion = Criterion::default()
+        .with_measurement(GpuTime::new(gpu.stream().clone()))
+        .sample_size(profile.sample_size())
+        .warm_up_time(profile.warm_up())
+        .measurement_time(profile.measurement())
+        .nresamples(10_000)
+        .without_plots()
+        .configure_from_args();
+    let settings = Settings {
+        profile: profile.name().to_string(),
+        filter: filter.as_ref().map(|f| f.as_str().to_string()),
+        sample_size: sample_size_from_args().unwrap_or(profile.sample_size()),
+        warm_up_s: profile.warm_up().as_secs_f64(),
+        measurement_s: profile.measurement().as_secs_f64(),
+    };
+    let created_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    Ok(Suite {
+        criterion,
+        state: SuiteState {
+            family: family.to_string(),
+            gpu,
+            profile,
+            settings,
+            filter,
+            progress: progress_requested(),
+            created_unix_s,
+            results: Vec::new(),
+        },
+    })
+}
+
+fn sample_size_from_args() -> Option<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == "--sample-size")?;
+    args.get(i + 1)?.parse().ok()
+}

@@ -1,0 +1,45 @@
+//! CUDA sources embedded in the binary, compiled at run time by NVRTC (see [`crate::device`]).
+
+/// The header every source is compiled with (clock probes, cache-operator loads).
+pub const COMMON_HEADER: &str = include_str!("../kernels/common.cuh");
+
+/// One CUDA source file of `kernels/`.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelSource {
+    /// Stem of the file name, "stream" for `kernels/stream.cu`.
+    pub name: &'static str,
+    /// The file's text.
+    pub text: &'static str,
+}
+
+impl KernelSource {
+    /// "stream.cu".
+    pub fn file_name(&self) -> String {
+        format!("{}.cu", self.name)
+    }
+
+    /// The text NVRTC compiles: the common header, then the source.
+    pub fn full_text(&self) -> String {
+        format!("{COMMON_HEADER}\n#line 1 \"{}\"\n{}", self.file_name(), self.text)
+    }
+}
+
+macro_rules! kernel_sources {
+    ($($(#[$doc:meta])* $const:ident = $name:literal;)*) => {
+        $($(#[$doc])* pub const $const: KernelSource =
+            KernelSource { name: $name, text: include_str!(concat!("../kernels/", $name, ".cu")) };)*
+        /// Every embedded source.
+        pub const ALL: &[KernelSource] = &[$($const),*];
+    };
+}
+
+kernel_sources! {
+    /// Pointer-chase latency.
+    LATENCY = "latency";
+    /// STREAM copy / scale / add / triad.
+    STREAM = "stream";
+    /// Shared-memory bank-conflict latency.
+    SHARED_BANKS = "shared_banks";
+    /// Global atomic throughput.
+    ATOMICS = "atomics";
+}

@@ -1,0 +1,23 @@
+//! gpubench: GPU microbenchmarks as criterion benches, with in-kernel clocks, NVML telemetry,
+//! per-GPU baselines and regression verdicts for driver and toolkit upgrades.
+//!
+//! Layers, each in its own module:
+//! - measurement: [`device`] (GPU, NVRTC, events), [`kernels`] (embedded CUDA sources),
+//!   [`harness`] (the criterion side of a bench target), [`families`] (the microbenchmarks),
+//!   [`telemetry`] (NVML);
+//! - data: [`results`] (the results document and its files);
+//! - orchestration: [`runner`] (build benches through cargo, run them, merge their records).
+//!
+//! Errors and exit codes are defined once, in [`error`].
+
+pub mod device;
+pub mod error;
+pub mod families;
+pub mod harness;
+pub mod kernels;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod telemetry;
+
+pub use error::{Error, Result};

@@ -1,0 +1,105 @@
+//! The run summary as a terminal table.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::results::{BenchmarkResult, ClockDomain, ResultsDocument, Summary};
+
+/// Formats a value with four significant digits, switching to scientific notation for very
+/// large or small magnitudes.
+pub fn format_value(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    if a != 0.0 && !(1e-3..1e7).contains(&a) {
+        return format!("{v:.3e}");
+    }
+    let digits = if a >= 1000.0 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.digits$}")
+}
+
+/// Median effective SM clock of a benchmark's samples, MHz.
+pub fn median_clock_mhz(b: &BenchmarkResult) -> Option<f64> {
+    let mhz: Vec<f64> = b.clocks.iter().filter_map(|c| c.mhz()).collect();
+    let s = Summary::of(&mhz);
+    (s.n > 0).then_some(s.median)
+}
+
+/// One row per metric: benchmark, metric, median, unit, relative spread, samples, the SM clock
+/// the kernels ran at, and the share of the theoretical peak for DRAM bandwidth.
+pub fn summary_table(doc: &ResultsDocument) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_header(vec!["benchmark", "metric", "median", "unit", "± %", "n", "SM MHz", "of peak"]);
+    let peak_gbps = doc.gpu.peak_dram_bytes_per_s() / 1e9;
+    for b in &doc.benchmarks {
+        let clock = median_clock_mhz(b).map(|c| format!("{c:.0}")).unwrap_or_else(|| "-".into());
+        for m in &b.metrics {
+            let s = &m.summary;
+            let spread = if s.median != 0.0 && s.n > 1 {
+                format!("{:.2}", 100.0 * s.stdev / s.median.abs())
+            } else {
+                "-".into()
+            };
+            let of_peak = if m.domain == ClockDomain::Memory && m.unit == "GB/s" && peak_gbps > 0.0 {
+                format!("{:.1}%", 100.0 * s.median / peak_gbps)
+            } else {
+                String::new()
+            };
+            t.add_row(vec![
+                Cell::new(&b.id),
+                Cell::new(&m.name),
+                Cell::new(format_value(s.median)).set_alignment(CellAlignment::Right),
+                Cell::new(&m.unit),
+                Cell::new(spread).set_alignment(CellAlignment::Right),
+                Cell::new(s.n).set_alignment(CellAlignment::Right),
+                Cell::new(&clock).set_alignment(CellAlignment::Right),
+                Cell::new(of_peak).set_alignment(CellAlignment::Right),
+            ]);
+        }
+    }
+    t
+}
+
+/// Kernel sources and the hashes of what NVRTC generated for them.
+pub fn provenance_table(kernels: &[crate::results::KernelProvenance]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_header(vec!["source", "arch", "NVRTC", "source sha256", "PTX sha256", "cubin sha256"]);
+    for k in kernels {
+        let short = |h: &str| h.chars().take(12).collect::<String>();
+        t.add_row(vec![
+            k.source.clone(),
+            k.arch.clone(),
+            k.nvrtc_version.clone(),
+            short(&k.source_sha256),
+            short(&k.ptx_sha256),
+            short(&k.cubin_sha256),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_value;
+
+    #[test]
+    fn values_keep_about_four_significant_digits() {
+        assert_eq!(format_value(3012.44), "3012");
+        assert_eq!(format_value(287.46), "287.5");
+        assert_eq!(format_value(33.0), "33.00");
+        assert_eq!(format_value(0.5), "0.500");
+        assert_eq!(format_value(2.5e10), "2.500e10");
+        assert_eq!(format_value(f64::NAN), "-");
+    }
+}

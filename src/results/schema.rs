@@ -1,0 +1,322 @@
+//! The results document: what a run measured, on which GPU and software stack.
+//!
+//! One type serves three places: the per-family records a bench process writes, the merged
+//! results of a whole run, and (wrapped) the baselines. Every metric carries its per-sample
+//! values, its unit, its direction (higher or lower is better) and its clock domain.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Schema tag of [`ResultsDocument`]; readers refuse any other.
+pub const RESULTS_SCHEMA: &str = "gpubench.results/1";
+
+/// A whole run (or one bench family's part of it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsDocument {
+    /// Always [`RESULTS_SCHEMA`].
+    pub schema: String,
+    /// Seconds since the Unix epoch when the run started.
+    pub created_unix_s: u64,
+    /// The GPU the run measured.
+    pub gpu: GpuIdentity,
+    /// Driver, CUDA and compiler versions.
+    pub stack: Stack,
+    /// How the run was configured.
+    pub settings: Settings,
+    /// Every benchmark that produced samples, in run order.
+    pub benchmarks: Vec<BenchmarkResult>,
+    /// Wall time of the whole run, seconds (0 in a single family's record).
+    pub wall_time_s: f64,
+}
+
+/// Identity and fixed properties of one GPU, read from the driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuIdentity {
+    /// Marketing name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as NVML and nvidia-smi print it.
+    pub uuid: String,
+    /// CUDA ordinal the run used.
+    pub ordinal: u32,
+    /// PCI bus id, "0000:00:00.0".
+    pub pci_bus_id: String,
+    /// Compute capability major.
+    pub cc_major: u32,
+    /// Compute capability minor.
+    pub cc_minor: u32,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// L2 cache size in bytes.
+    pub l2_bytes: u64,
+    /// Shared memory a block may opt in to, bytes.
+    pub smem_per_block_optin: u64,
+    /// Shared memory per SM, bytes.
+    pub smem_per_sm: u64,
+    /// Resident threads per SM.
+    pub max_threads_per_sm: u32,
+    /// 32-bit registers per SM.
+    pub regs_per_sm: u32,
+    /// Threads per warp.
+    pub warp_size: u32,
+    /// Maximum SM clock the driver reports, kHz.
+    pub sm_clock_max_khz: u32,
+    /// Peak memory clock, kHz.
+    pub mem_clock_khz: u32,
+    /// Memory bus width, bits.
+    pub bus_width_bits: u32,
+    /// Device memory, bytes.
+    pub total_mem_bytes: u64,
+    /// Whether ECC is on.
+    pub ecc_enabled: bool,
+}
+
+impl GpuIdentity {
+    /// Theoretical DRAM bandwidth: bus width x memory clock x 2 (double data rate), bytes/s.
+    pub fn peak_dram_bytes_per_s(&self) -> f64 {
+        2.0 * self.mem_clock_khz as f64 * 1e3 * self.bus_width_bits as f64 / 8.0
+    }
+
+    /// "sm_90": the NVRTC target for this GPU.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.cc_major, self.cc_minor)
+    }
+
+    /// The GPU class: model, compute capability, SM count and memory size. Runs on GPUs of one
+    /// class compare with one baseline; driver and toolkit are attributes, not part of the key.
+    pub fn class_key(&self) -> GpuClass {
+        GpuClass {
+            name: self.name.clone(),
+            cc: format!("{}.{}", self.cc_major, self.cc_minor),
+            sm_count: self.sm_count,
+            memory_gib: (self.total_mem_bytes as f64 / (1u64 << 30) as f64).round() as u64,
+        }
+    }
+}
+
+/// The key that selects a baseline: GPUs of one class are interchangeable for comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GpuClass {
+    /// Marketing name.
+    pub name: String,
+    /// Compute capability, "9.0".
+    pub cc: String,
+    /// SM count.
+    pub sm_count: u32,
+    /// Device memory, GiB, rounded.
+    pub memory_gib: u64,
+}
+
+impl GpuClass {
+    /// A file-name-safe slug: "nvidia-h100-80gb-hbm3-cc90-132sm-79gib".
+    pub fn slug(&self) -> String {
+        let mut s = String::new();
+        for c in self.name.chars() {
+            if c.is_ascii_alphanumeric() {
+                s.push(c.to_ascii_lowercase());
+            } else if !s.ends_with('-') {
+                s.push('-');
+            }
+        }
+        let s = s.trim_matches('-');
+        format!("{s}-cc{}-{}sm-{}gib", self.cc.replace('.', ""), self.sm_count, self.memory_gib)
+    }
+}
+
+/// The software the numbers were measured with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stack {
+    /// NVIDIA driver release, e.g. "580.159.04" (from NVML; absent without NVML).
+    pub driver_version: Option<String>,
+    /// CUDA version the driver supports, e.g. "13.0".
+    pub cuda_driver_api: String,
+    /// NVRTC version used to compile the kernels, e.g. "13.0".
+    pub nvrtc_version: String,
+    /// The cudarc bindings' CUDA feature.
+    pub cudarc_feature: String,
+    /// gpubench version.
+    pub tool_version: String,
+}
+
+/// How the run was configured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// "quick" or "default".
+    pub profile: String,
+    /// Name filter, if any.
+    pub filter: Option<String>,
+    /// Criterion samples per benchmark.
+    pub sample_size: usize,
+    /// Criterion warm-up time per benchmark, seconds.
+    pub warm_up_s: f64,
+    /// Criterion measurement time per benchmark, seconds.
+    pub measurement_s: f64,
+}
+
+/// Which clock a metric's value moves with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockDomain {
+    /// SM (graphics) clock: latencies, L1/shared bandwidth, instruction rates, atomics.
+    Sm,
+    /// Memory clock: DRAM bandwidth.
+    Memory,
+    /// No clock: counts, inferred sizes.
+    None,
+}
+
+/// Which direction is good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Bandwidth, throughput.
+    Higher,
+    /// Latency, time.
+    Lower,
+}
+
+/// One benchmark: one criterion benchmark id, its samples and derived metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkResult {
+    /// Criterion id, "family/name".
+    pub id: String,
+    /// Bench family (bench target), e.g. "stream".
+    pub family: String,
+    /// Configuration of this benchmark (sizes, strides, thread counts).
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// GPU time per iteration of each sample, ns (CUDA events).
+    pub time_ns: Vec<f64>,
+    /// In-kernel clock readings of each sample, when the kernel reports them.
+    #[serde(default)]
+    pub clocks: Vec<KernelClock>,
+    /// Derived metrics.
+    pub metrics: Vec<Metric>,
+    /// Kernels this benchmark ran and how they were built.
+    #[serde(default)]
+    pub kernels: Vec<KernelProvenance>,
+    /// Criterion's own estimates of the time per iteration, when criterion wrote them.
+    #[serde(default)]
+    pub criterion: Option<CriterionEstimates>,
+}
+
+impl BenchmarkResult {
+    /// The metric called `name`.
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+}
+
+/// SM cycles and nanoseconds that one kernel thread counted over the same window of a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KernelClock {
+    /// clock64() delta.
+    pub cycles: f64,
+    /// %globaltimer delta, ns.
+    pub ns: f64,
+}
+
+impl KernelClock {
+    /// Effective SM clock over the window, MHz.
+    pub fn mhz(&self) -> Option<f64> {
+        (self.ns > 0.0).then(|| self.cycles / self.ns * 1e3)
+    }
+}
+
+/// One derived quantity of a benchmark, per sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// Short name, unique within the benchmark, e.g. "bandwidth".
+    pub name: String,
+    /// Unit, e.g. "GB/s", "cycles".
+    pub unit: String,
+    /// Which direction is good.
+    pub better: Better,
+    /// Which clock it moves with.
+    pub domain: ClockDomain,
+    /// One value per criterion sample.
+    pub samples: Vec<f64>,
+    /// Summary of `samples`.
+    pub summary: Summary,
+}
+
+impl Metric {
+    /// Builds a metric and its summary.
+    pub fn new(
+        name: impl Into<String>,
+        unit: impl Into<String>,
+        better: Better,
+        domain: ClockDomain,
+        samples: Vec<f64>,
+    ) -> Self {
+        let summary = Summary::of(&samples);
+        Metric { name: name.into(), unit: unit.into(), better, domain, samples, summary }
+    }
+}
+
+/// Order statistics and moments of a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of values.
+    pub n: usize,
+    /// Median.
+    pub median: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Sample standard deviation (0 for fewer than two values).
+    pub stdev: f64,
+}
+
+impl Summary {
+    /// Summarises `values` (NaN-free). An empty slice gives NaN statistics and n = 0.
+    pub fn of(values: &[f64]) -> Self {
+        let n = values.len();
+        if n == 0 {
+            let nan = f64::NAN;
+            return Summary { n, median: nan, mean: nan, min: nan, max: nan, stdev: nan };
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let median = if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) };
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let stdev =
+            if n > 1 { (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
+        Summary { n, median, mean, min: sorted[0], max: sorted[n - 1], stdev }
+    }
+}
+
+/// How one kernel source was compiled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelProvenance {
+    /// Source file, e.g. "stream.cu".
+    pub source: String,
+    /// NVRTC target, e.g. "sm_90".
+    pub arch: String,
+    /// NVRTC version.
+    pub nvrtc_version: String,
+    /// SHA-256 of the source text as compiled (common header included).
+    pub source_sha256: String,
+    /// SHA-256 of the generated PTX.
+    pub ptx_sha256: String,
+    /// SHA-256 of the generated cubin (machine code).
+    pub cubin_sha256: String,
+}
+
+/// Criterion's estimates (ns per iteration) read from its `estimates.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CriterionEstimates {
+    /// Mean point estimate.
+    pub mean_ns: f64,
+    /// Median point estimate.
+    pub median_ns: f64,
+    /// Lower bound of the mean's confidence interval.
+    pub mean_lower_ns: f64,
+    /// Upper bound of the mean's confidence interval.
+    pub mean_upper_ns: f64,
+    /// Standard deviation estimate.
+    pub std_dev_ns: f64,
+}
