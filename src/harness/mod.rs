@@ -227,6 +227,7 @@ impl SuiteState {
             metrics,
             kernels: bench.kernels,
             criterion: None,
+            telemetry: Vec::new(),
         });
     }
 
@@ -238,6 +239,8 @@ impl SuiteState {
             stack: self.gpu.stack().clone(),
             settings: self.settings.clone(),
             benchmarks: self.results.clone(),
+            facts: Vec::new(),
+            telemetry: None,
             wall_time_s: 0.0,
         }
     }

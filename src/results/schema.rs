@@ -26,6 +26,12 @@ pub struct ResultsDocument {
     pub settings: Settings,
     /// Every benchmark that produced samples, in run order.
     pub benchmarks: Vec<BenchmarkResult>,
+    /// Discrete facts inferred about the GPU (cache sizes, line sizes, ...), compared exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<Fact>,
+    /// How much of the run throttled, and why.
+    #[serde(default)]
+    pub telemetry: Option<RunTelemetry>,
     /// Wall time of the whole run, seconds (0 in a single family's record).
     pub wall_time_s: f64,
 }
@@ -198,6 +204,9 @@ pub struct BenchmarkResult {
     /// Criterion's own estimates of the time per iteration, when criterion wrote them.
     #[serde(default)]
     pub criterion: Option<CriterionEstimates>,
+    /// What NVML saw during each sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub telemetry: Vec<SampleTelemetry>,
 }
 
 impl BenchmarkResult {
@@ -238,6 +247,21 @@ pub struct Metric {
     pub samples: Vec<f64>,
     /// Summary of `samples`.
     pub summary: Summary,
+    /// The same samples divided out by the clock of the metric's domain (cycles, bytes per
+    /// clock, ...), when the clock of each sample is known.
+    #[serde(default)]
+    pub normalized: Option<NormalizedMetric>,
+}
+
+/// Clock-normalised samples of a metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NormalizedMetric {
+    /// Unit after normalisation, e.g. "B/clk", "cycles".
+    pub unit: String,
+    /// One value per sample (same order as the raw samples).
+    pub samples: Vec<f64>,
+    /// Summary of `samples`.
+    pub summary: Summary,
 }
 
 impl Metric {
@@ -250,7 +274,7 @@ impl Metric {
         samples: Vec<f64>,
     ) -> Self {
         let summary = Summary::of(&samples);
-        Metric { name: name.into(), unit: unit.into(), better, domain, samples, summary }
+        Metric { name: name.into(), unit: unit.into(), better, domain, samples, summary, normalized: None }
     }
 }
 
@@ -319,4 +343,79 @@ pub struct CriterionEstimates {
     pub mean_upper_ns: f64,
     /// Standard deviation estimate.
     pub std_dev_ns: f64,
+}
+
+/// What NVML reported over one criterion sample of a benchmark.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SampleTelemetry {
+    /// Median SM clock NVML reported during the sample, MHz.
+    pub sm_mhz: Option<f64>,
+    /// Median memory clock, MHz.
+    pub mem_mhz: Option<f64>,
+    /// Median board power, W.
+    pub power_w: Option<f64>,
+    /// Highest GPU temperature, degrees C.
+    pub temp_c: Option<f64>,
+    /// Lowest performance state number seen (0 = P0, fastest).
+    pub pstate: Option<u32>,
+    /// Union of the clock-event (throttle) reasons seen, NVML bit mask.
+    pub reasons_mask: u64,
+    /// Names of the reasons in `reasons_mask` that slow the clock (idle and application
+    /// settings excluded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowdown: Vec<String>,
+    /// Energy used during the sample, mJ.
+    pub energy_mj: Option<f64>,
+    /// Growth of the power-violation counter during the sample, ns.
+    pub power_violation_ns: Option<f64>,
+    /// Growth of the thermal-violation counter during the sample, ns.
+    pub thermal_violation_ns: Option<f64>,
+    /// NVML readings that fell inside the sample.
+    pub readings: u32,
+    /// Whether the sample counts as throttled (slowdown reasons, violation time, or an
+    /// effective clock well below the maximum).
+    pub throttled: bool,
+}
+
+/// How much of a run throttled, and why.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunTelemetry {
+    /// Whether NVML was available.
+    pub nvml: bool,
+    /// Samples of all benchmarks.
+    pub samples: usize,
+    /// Of those, throttled.
+    pub throttled_samples: usize,
+    /// Throttled samples per reason.
+    #[serde(default)]
+    pub reasons: BTreeMap<String, usize>,
+    /// Median effective SM clock over all kernel-clocked samples, MHz.
+    pub median_sm_mhz: Option<f64>,
+    /// Median board power over all samples, W.
+    pub median_power_w: Option<f64>,
+}
+
+/// A discrete fact inferred from measurements, e.g. `l1.line_bytes = 128`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact {
+    /// Dotted name: "<level>.<property>", e.g. "l2.size_bytes", "smem.banks".
+    pub name: String,
+    /// The inferred value.
+    pub value: FactValue,
+    /// Unit, e.g. "bytes", "ways", "" for none.
+    pub unit: String,
+    /// Confidence in [0, 1] from the inference.
+    pub confidence: f64,
+    /// One line: how it was inferred (which sweep, which change point).
+    pub method: String,
+}
+
+/// Value of a [`Fact`]: a number, or a word such as "lru".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FactValue {
+    /// A count or size.
+    Number(f64),
+    /// A category.
+    Text(String),
 }

@@ -56,6 +56,7 @@ pub fn merge(header: RunHeader, outputs: Vec<BenchOutput>, wall_time_s: f64) -> 
                 metrics: vec![Metric::new("time", "ns", Better::Lower, ClockDomain::Sm, c.time_per_iter_ns.clone())],
                 kernels: Vec::new(),
                 criterion: Some(c.estimates),
+                telemetry: Vec::new(),
             })
             .collect();
         benchmarks.extend(recorded);
@@ -68,6 +69,8 @@ pub fn merge(header: RunHeader, outputs: Vec<BenchOutput>, wall_time_s: f64) -> 
         stack,
         settings: header.settings,
         benchmarks,
+        facts: Vec::new(),
+        telemetry: None,
         wall_time_s,
     }
 }
