@@ -46,8 +46,12 @@ pub struct RunArgs {
     pub filter: Option<String>,
 
     /// Short sampling and fewer sweep points: a smoke run (about 20 s on an H100).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "full")]
     pub quick: bool,
+
+    /// Every sweep point and configuration of every family: characterisation rather than CI.
+    #[arg(long)]
+    pub full: bool,
 
     /// Where to write the results JSON [default: <target>/gpubench/results.json, or
     /// ./gpubench-results.json with --archive].

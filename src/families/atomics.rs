@@ -103,7 +103,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
     let iters_per_thread: u32 = match suite.profile() {
         Profile::Quick => 16,
-        Profile::Default => 64,
+        Profile::Default | Profile::Full => 64,
     };
     for pattern in Pattern::ALL {
         let name = format!("add_u32/{}", pattern.label());

@@ -168,7 +168,7 @@ pub fn sweep_sizes(gpu: &GpuIdentity, profile: Profile) -> Vec<u64> {
     let top = (4 * gpu.l2_bytes).next_power_of_two().max(1 << 20);
     let all: Vec<u64> = std::iter::successors(Some(4096u64), |s| (*s < top).then_some(s * 2)).collect();
     match profile {
-        Profile::Default => all,
+        Profile::Default | Profile::Full => all,
         Profile::Quick => {
             let l2_point = (gpu.l2_bytes / 16).max(1 << 16).next_power_of_two() / 2;
             vec![16 << 10, l2_point.max(32 << 10), top]
@@ -187,7 +187,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let identity = suite.gpu().identity().clone();
     let steps: u32 = match suite.profile() {
         Profile::Quick => 2048,
-        Profile::Default => 4096,
+        Profile::Default | Profile::Full => 4096,
     };
     let warm_cap = 2 * identity.l2_bytes / SWEEP_STRIDE_BYTES;
     for op in [CacheOp::Ca, CacheOp::Cg] {

@@ -15,7 +15,7 @@ pub const STRIDES: [u32; 6] = [1, 2, 4, 8, 16, 32];
 /// Block sizes of the table.
 pub fn thread_counts(profile: Profile) -> Vec<u32> {
     match profile {
-        Profile::Default => (0..=10).map(|k| 1u32 << k).collect(),
+        Profile::Default | Profile::Full => (0..=10).map(|k| 1u32 << k).collect(),
         Profile::Quick => vec![1, 32, 1024],
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
-/// Selects the measurement profile: `quick` or `default`.
+/// Selects the measurement profile: `quick`, `default` or `full`.
 pub const ENV_PROFILE: &str = "GPUBENCH_PROFILE";
 /// Folder where the bench process writes its family record (`<family>.json`).
 pub const ENV_RECORD_DIR: &str = "GPUBENCH_RECORD_DIR";
@@ -24,8 +24,10 @@ pub const PROGRESS_PREFIX: &str = "gpubench-progress: ";
 pub enum Profile {
     /// A smoke run: few points, short sampling (CI budget: 20 s for the suite).
     Quick,
-    /// The regression run (CI budget: 90 s for the suite).
+    /// The regression run (CI budget: 90 s for the suite): each family's regression set.
     Default,
+    /// Every sweep point and configuration of every family: characterisation, not CI.
+    Full,
 }
 
 impl Profile {
@@ -37,12 +39,13 @@ impl Profile {
         }
     }
 
-    /// Parses "quick" or "default".
+    /// Parses "quick", "default" or "full".
     pub fn parse(s: &str) -> Result<Self> {
         match s {
             "quick" => Ok(Profile::Quick),
             "default" | "" => Ok(Profile::Default),
-            other => Err(Error::Usage(format!("unknown profile `{other}` (expected quick or default)"))),
+            "full" => Ok(Profile::Full),
+            other => Err(Error::Usage(format!("unknown profile `{other}` (expected quick, default or full)"))),
         }
     }
 
@@ -51,6 +54,7 @@ impl Profile {
         match self {
             Profile::Quick => "quick",
             Profile::Default => "default",
+            Profile::Full => "full",
         }
     }
 
@@ -58,7 +62,7 @@ impl Profile {
     pub fn sample_size(self) -> usize {
         match self {
             Profile::Quick => 10,
-            Profile::Default => 20,
+            Profile::Default | Profile::Full => 20,
         }
     }
 
@@ -66,7 +70,7 @@ impl Profile {
     pub fn warm_up(self) -> Duration {
         match self {
             Profile::Quick => Duration::from_millis(30),
-            Profile::Default => Duration::from_millis(100),
+            Profile::Default | Profile::Full => Duration::from_millis(100),
         }
     }
 
@@ -74,7 +78,7 @@ impl Profile {
     pub fn measurement(self) -> Duration {
         match self {
             Profile::Quick => Duration::from_millis(100),
-            Profile::Default => Duration::from_millis(300),
+            Profile::Default | Profile::Full => Duration::from_millis(300),
         }
     }
 }

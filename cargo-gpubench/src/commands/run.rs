@@ -17,7 +17,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(f) = &args.filter {
         regex_check(f)?;
     }
-    let profile = if args.quick { Profile::Quick } else { Profile::Default };
+    let profile = match (args.quick, args.full) {
+        (true, _) => Profile::Quick,
+        (_, true) => Profile::Full,
+        _ => Profile::Default,
+    };
     // Fail fast, before any build, when there is no GPU to measure.
     let gpu = Gpu::open(args.device)?;
     let (identity, stack) = (gpu.identity().clone(), gpu.stack().clone());
