@@ -12,6 +12,7 @@
 
 pub mod device;
 pub mod error;
+pub mod experiments;
 pub mod families;
 pub mod harness;
 pub mod kernels;

@@ -36,6 +36,10 @@ pub enum Command {
     Kernels(KernelsArgs),
     /// Print the summary of a results JSON file.
     Report(ReportArgs),
+    /// Show the GPU: identity, driver and toolkit versions, clocks, power limit, ECC, MIG, throttle reasons.
+    Info(InfoArgs),
+    /// Let the GPU idle, then chase pointers while its clock ramps up: raw latency (ns) moves, cycles hold.
+    Ramp(RampArgs),
 }
 
 /// Options of a benchmark run (the default command).
@@ -85,6 +89,11 @@ pub struct RunArgs {
     /// Show the bench executables' own output (criterion's report).
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Drop samples taken while the GPU throttled instead of keeping them marked and
+    /// clock-normalised.
+    #[arg(long)]
+    pub discard_throttled: bool,
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +132,40 @@ pub struct ReportArgs {
     pub results: PathBuf,
 
     /// Print JSON (the document itself) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// CUDA ordinal of the GPU.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub device: usize,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RampArgs {
+    /// CUDA ordinal of the GPU.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub device: usize,
+
+    /// Milliseconds the GPU idles before the launches.
+    #[arg(long, default_value_t = 3000, value_name = "MS")]
+    pub idle_ms: u64,
+
+    /// Back-to-back launches after the idle period.
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    pub launches: usize,
+
+    /// Write the whole trace as JSON here.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod output;
 mod progress;
 
 use clap::Parser;

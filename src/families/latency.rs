@@ -68,6 +68,11 @@ impl ChaseArray {
         self.n * 4
     }
 
+    /// The device buffer.
+    pub fn buffer(&self) -> &CudaSlice<u32> {
+        &self.buf
+    }
+
     /// Distinct elements one lap visits.
     pub fn lap(&self) -> u64 {
         self.n / gcd(self.n, self.stride)

@@ -16,6 +16,11 @@ pub const ENV_DEVICE: &str = "GPUBENCH_DEVICE";
 /// Set by `cargo gpubench`: print progress lines for it on stderr.
 pub const ENV_PROGRESS: &str = "GPUBENCH_PROGRESS";
 
+/// Set: drop throttled samples instead of keeping them marked and normalised.
+pub const ENV_DISCARD_THROTTLED: &str = "GPUBENCH_DISCARD_THROTTLED";
+/// Set: do not poll NVML.
+pub const ENV_NO_TELEMETRY: &str = "GPUBENCH_NO_TELEMETRY";
+
 /// Prefix of the progress lines a bench process prints for `cargo gpubench`.
 pub const PROGRESS_PREFIX: &str = "gpubench-progress: ";
 

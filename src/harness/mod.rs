@@ -19,27 +19,30 @@
 mod env;
 mod measurement;
 mod probe;
+mod record;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::Criterion;
 use regex::Regex;
 
 pub use env::{
-    ENV_DEVICE, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX, Profile, device_ordinal,
-    progress_requested, record_dir,
+    ENV_DEVICE, ENV_DISCARD_THROTTLED, ENV_NO_TELEMETRY, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX,
+    Profile, device_ordinal, progress_requested, record_dir,
 };
 pub use measurement::{GpuTime, GpuTimeFormatter};
 pub use probe::{Probe, ProbeReading};
+pub use record::{MeasuredSample, ThrottlePolicy, build_result};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result, exit};
 use crate::results::{
-    BenchmarkResult, Better, ClockDomain, KernelClock, KernelProvenance, Metric, RESULTS_SCHEMA, ResultsDocument,
-    Settings,
+    BenchmarkResult, Better, ClockDomain, KernelClock, KernelProvenance, RESULTS_SCHEMA, ResultsDocument, Settings,
+    Summary,
 };
+use crate::telemetry::Sampler;
 
 /// What one criterion sample measured: GPU time of all its iterations, one value per declared
 /// metric (same order as [`Bench::metric`] calls), and the in-kernel clock window if any.
@@ -126,6 +129,8 @@ pub struct Suite {
 struct SuiteState {
     family: String,
     gpu: Gpu,
+    sampler: Sampler,
+    throttle_policy: ThrottlePolicy,
     profile: Profile,
     settings: Settings,
     filter: Option<Regex>,
@@ -163,28 +168,35 @@ impl Suite {
             return Ok(());
         }
         let state = &self.state;
-        let mut samples: Vec<(u64, Sample)> = Vec::new();
+        let mut samples: Vec<MeasuredSample> = Vec::new();
         let n_metrics = bench.metrics.len();
+        let started = Instant::now();
         {
             let mut group = self.criterion.benchmark_group(state.family.clone());
             group.bench_function(bench.name.clone(), |b| {
-                b.iter_custom(|iters| match routine(&state.gpu, iters) {
-                    Ok(sample) if sample.values.len() == n_metrics => {
-                        let t = sample.elapsed_ns;
-                        samples.push((iters, sample));
-                        t
+                b.iter_custom(|iters| {
+                    let t0 = Instant::now();
+                    let outcome = routine(&state.gpu, iters);
+                    let telemetry = state.sampler.window(t0, Instant::now());
+                    match outcome {
+                        Ok(sample) if sample.values.len() == n_metrics => {
+                            let t = sample.elapsed_ns;
+                            samples.push(MeasuredSample { iters, sample, telemetry });
+                            t
+                        }
+                        Ok(sample) => state.fail(Error::Usage(format!(
+                            "benchmark {} returned {} values for {} declared metrics",
+                            bench.name,
+                            sample.values.len(),
+                            n_metrics
+                        ))),
+                        Err(e) => state.fail(e),
                     }
-                    Ok(sample) => state.fail(Error::Usage(format!(
-                        "benchmark {} returned {} values for {} declared metrics",
-                        bench.name,
-                        sample.values.len(),
-                        n_metrics
-                    ))),
-                    Err(e) => state.fail(e),
                 })
             });
             group.finish();
         }
+        self.state.sampler.forget_before(started);
         // Criterion calls the routine for warm-up first; its last `sample_size` calls are the
         // measurement samples.
         let keep = samples.len().min(self.state.settings.sample_size);
@@ -201,34 +213,14 @@ impl SuiteState {
         self.filter.as_ref().is_none_or(|f| f.is_match(&id))
     }
 
-    fn push(&mut self, bench: Bench, measured: Vec<(u64, Sample)>) {
-        let id = format!("{}/{}", self.family, bench.name);
-        let time_ns = measured.iter().map(|(iters, s)| s.elapsed_ns / (*iters).max(1) as f64).collect();
-        let clocks = measured.iter().filter_map(|(_, s)| s.clock).collect();
-        let metrics: Vec<Metric> = bench
-            .metrics
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| {
-                let values = measured.iter().map(|(_, s)| s.values[i]).filter(|v| v.is_finite()).collect();
-                Metric::new(spec.name.clone(), spec.unit.clone(), spec.better, spec.domain, values)
-            })
-            .collect();
-        print_summary(&id, &metrics, &measured);
+    fn push(&mut self, bench: Bench, measured: Vec<MeasuredSample>) {
+        let max_mhz = self.gpu.identity().sm_clock_max_khz as f64 / 1e3;
+        let result = build_result(&self.family, &bench, &measured, max_mhz, self.throttle_policy);
+        print_summary(&result);
         if self.progress {
-            eprintln!("{PROGRESS_PREFIX}done {id}");
+            eprintln!("{PROGRESS_PREFIX}done {}", result.id);
         }
-        self.results.push(BenchmarkResult {
-            id,
-            family: self.family.clone(),
-            params: bench.params,
-            time_ns,
-            clocks,
-            metrics,
-            kernels: bench.kernels,
-            criterion: None,
-            telemetry: Vec::new(),
-        });
+        self.results.push(result);
     }
 
     fn document(&self) -> ResultsDocument {
@@ -259,18 +251,31 @@ impl SuiteState {
     }
 }
 
-fn print_summary(id: &str, metrics: &[Metric], measured: &[(u64, Sample)]) {
-    let clocks: Vec<f64> = measured.iter().filter_map(|(_, s)| s.clock.and_then(|c| c.mhz())).collect();
-    let clock = crate::results::Summary::of(&clocks);
+fn print_summary(result: &BenchmarkResult) {
+    let clock = Summary::of(&result.clocks.iter().filter_map(|c| c.mhz()).collect::<Vec<_>>());
+    let power = Summary::of(&result.telemetry.iter().filter_map(|t| t.power_w).collect::<Vec<_>>());
+    let throttled = result.telemetry.iter().filter(|t| t.throttled).count();
     let mut out = std::io::stdout().lock();
-    for m in metrics {
+    for m in &result.metrics {
         let _ = write!(out, "{:<24}{}: {:.4} {} (median of {})", "", m.name, m.summary.median, m.unit, m.summary.n);
-        if clock.n > 0 {
-            let _ = write!(out, ", SM clock {:.0} MHz", clock.median);
+        if let Some(n) = &m.normalized {
+            if n.unit != m.unit {
+                let _ = write!(out, " = {:.4} {}", n.summary.median, n.unit);
+            }
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(out, "{:<24}[{id}]", "");
+    let _ = write!(out, "{:<24}[{}]", "", result.id);
+    if clock.n > 0 {
+        let _ = write!(out, " SM clock {:.0} MHz", clock.median);
+    }
+    if power.n > 0 {
+        let _ = write!(out, ", {:.0} W", power.median);
+    }
+    if throttled > 0 {
+        let _ = write!(out, ", {throttled} of {} samples throttled", result.telemetry.len());
+    }
+    let _ = writeln!(out);
 }
 
 fn report_and_exit(family: &str, err: Error) -> ! {
@@ -378,6 +383,15 @@ fn setup(family: &str) -> Result<Suite> {
         criterion,
         state: SuiteState {
             family: family.to_string(),
+            sampler: match std::env::var_os(ENV_NO_TELEMETRY) {
+                Some(_) => Sampler::disabled("telemetry turned off"),
+                None => Sampler::start(&gpu.identity().uuid, crate::telemetry::DEFAULT_PERIOD),
+            },
+            throttle_policy: if std::env::var_os(ENV_DISCARD_THROTTLED).is_some() {
+                ThrottlePolicy::Discard
+            } else {
+                ThrottlePolicy::Normalize
+            },
             gpu,
             profile,
             settings,

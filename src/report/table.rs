@@ -34,15 +34,50 @@ pub fn median_clock_mhz(b: &BenchmarkResult) -> Option<f64> {
     (s.n > 0).then_some(s.median)
 }
 
-/// One row per metric: benchmark, metric, median, unit, relative spread, samples, the SM clock
-/// the kernels ran at, and the share of the theoretical peak for DRAM bandwidth.
+/// Median SM clock NVML reported over a benchmark's samples, MHz.
+pub fn median_nvml_mhz(b: &BenchmarkResult) -> Option<f64> {
+    median_of(b.telemetry.iter().filter_map(|t| t.sm_mhz))
+}
+
+/// Median board power over a benchmark's samples, W.
+pub fn median_power_w(b: &BenchmarkResult) -> Option<f64> {
+    median_of(b.telemetry.iter().filter_map(|t| t.power_w))
+}
+
+fn median_of(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let s = Summary::of(&values.collect::<Vec<_>>());
+    (s.n > 0).then_some(s.median)
+}
+
+/// One row per metric: benchmark, metric, median, unit, relative spread, samples, the
+/// clock-normalised median, the SM clock the kernels ran at (their own clock64 / %globaltimer)
+/// and NVML's, board power, throttled samples, and the share of the theoretical peak for DRAM
+/// bandwidth.
 pub fn summary_table(doc: &ResultsDocument) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_header(vec!["benchmark", "metric", "median", "unit", "± %", "n", "SM MHz", "of peak"]);
+    t.set_header(vec![
+        "benchmark",
+        "metric",
+        "median",
+        "unit",
+        "± %",
+        "n",
+        "per clock",
+        "SM MHz",
+        "NVML MHz",
+        "W",
+        "thr",
+        "of peak",
+    ]);
     let peak_gbps = doc.gpu.peak_dram_bytes_per_s() / 1e9;
+    let mhz = |v: Option<f64>| v.map(|c| format!("{c:.0}")).unwrap_or_else(|| "-".into());
     for b in &doc.benchmarks {
-        let clock = median_clock_mhz(b).map(|c| format!("{c:.0}")).unwrap_or_else(|| "-".into());
+        let clock = mhz(median_clock_mhz(b));
+        let nvml = mhz(median_nvml_mhz(b));
+        let power = mhz(median_power_w(b));
+        let throttled = b.telemetry.iter().filter(|t| t.throttled).count();
+        let throttled = if b.telemetry.is_empty() { "-".to_string() } else { throttled.to_string() };
         for m in &b.metrics {
             let s = &m.summary;
             let spread = if s.median != 0.0 && s.n > 1 {
@@ -55,15 +90,24 @@ pub fn summary_table(doc: &ResultsDocument) -> Table {
             } else {
                 String::new()
             };
+            let per_clock = match &m.normalized {
+                Some(n) if n.unit != m.unit => format!("{} {}", format_value(n.summary.median), n.unit),
+                _ => String::new(),
+            };
+            let right = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
             t.add_row(vec![
                 Cell::new(&b.id),
                 Cell::new(&m.name),
-                Cell::new(format_value(s.median)).set_alignment(CellAlignment::Right),
+                right(format_value(s.median)),
                 Cell::new(&m.unit),
-                Cell::new(spread).set_alignment(CellAlignment::Right),
-                Cell::new(s.n).set_alignment(CellAlignment::Right),
-                Cell::new(&clock).set_alignment(CellAlignment::Right),
-                Cell::new(of_peak).set_alignment(CellAlignment::Right),
+                right(spread),
+                right(s.n.to_string()),
+                right(per_clock),
+                right(clock.clone()),
+                right(nvml.clone()),
+                right(power.clone()),
+                right(throttled.clone()),
+                right(of_peak),
             ]);
         }
     }

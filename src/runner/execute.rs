@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::cargo::BenchBinary;
 use crate::error::{Error, Result, exit};
-use crate::harness::{ENV_DEVICE, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX, Profile};
+use crate::harness::{
+    ENV_DEVICE, ENV_DISCARD_THROTTLED, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX, Profile,
+};
 
 /// What the run reports while it goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +53,8 @@ pub struct ExecOptions {
     pub work_dir: PathBuf,
     /// Kill a bench executable that runs longer than this.
     pub timeout: Duration,
+    /// Drop throttled samples instead of normalising them.
+    pub discard_throttled: bool,
 }
 
 impl ExecOptions {
@@ -79,9 +83,13 @@ pub fn run_bench(bin: &BenchBinary, opts: &ExecOptions, on_event: &mut dyn FnMut
         .env(ENV_RECORD_DIR, opts.record_dir())
         .env(ENV_PROGRESS, "1")
         .env("CRITERION_HOME", opts.criterion_home(&bin.name))
+        .env_remove(ENV_DISCARD_THROTTLED)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if opts.discard_throttled {
+        cmd.env(ENV_DISCARD_THROTTLED, "1");
+    }
     let mut child = cmd.spawn().map_err(|e| Error::BenchProcess {
         bench: bin.name.clone(),
         reason: format!("could not start {}: {e}", bin.path.display()),

@@ -68,9 +68,9 @@ pub fn merge(header: RunHeader, outputs: Vec<BenchOutput>, wall_time_s: f64) -> 
         gpu: header.gpu,
         stack,
         settings: header.settings,
-        benchmarks,
         facts: Vec::new(),
-        telemetry: None,
+        telemetry: Some(crate::telemetry::run_summary(&benchmarks)),
+        benchmarks,
         wall_time_s,
     }
 }

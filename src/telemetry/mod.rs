@@ -1,4 +1,22 @@
-//! What the card did while it was measured, read through NVML.
+//! What the card did while it was measured: NVML polling on a background thread, throttle
+//! classification, clock normalisation, and a status snapshot for `cargo gpubench info`.
+//!
+//! NVML is optional: without it, telemetry is recorded as absent and nothing aborts. The
+//! exact clock correction comes from the kernels themselves (clock64 over %globaltimer);
+//! NVML is the cross-check and the source of power, temperature, memory clock and reasons.
+
+pub mod normalize;
+pub mod reasons;
+mod sampler;
+mod status;
+mod summary;
+mod window;
+
+pub use normalize::{normalize, normalized_unit};
+pub use sampler::{DEFAULT_PERIOD, Sampler, read};
+pub use status::{DeviceStatus, device_status};
+pub use summary::{describe, run_summary};
+pub use window::{Reading, summarize};
 
 use nvml_wrapper::Nvml;
 

@@ -30,9 +30,9 @@ pub fn kernels(args: KernelsArgs) -> Result<i32> {
         provenance.push(compiled.provenance);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&provenance).expect("provenance serialises"));
+        crate::output::emit(format!("{}", serde_json::to_string_pretty(&provenance).expect("provenance serialises")));
     } else {
-        println!("{}", provenance_table(&provenance));
+        crate::output::emit(format!("{}", provenance_table(&provenance)));
     }
     Ok(exit::OK)
 }

@@ -1,7 +1,9 @@
 //! One module per command; each returns the process exit code or an error.
 
 mod archive;
+mod info;
 mod kernels;
+mod ramp;
 mod report;
 mod run;
 
@@ -16,5 +18,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Archive(a)) => archive::archive(a),
         Some(Command::Kernels(k)) => kernels::kernels(k),
         Some(Command::Report(r)) => report::report(r),
+        Some(Command::Info(i)) => info::info(i),
+        Some(Command::Ramp(r)) => ramp::ramp(r),
     }
 }

@@ -9,10 +9,10 @@ use crate::cli::ReportArgs;
 pub fn report(args: ReportArgs) -> Result<i32> {
     let doc = ResultsDocument::read(&args.results)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc).expect("results serialise"));
+        crate::output::emit(format!("{}", serde_json::to_string_pretty(&doc).expect("results serialise")));
     } else {
-        println!("{}", summary_table(&doc));
-        println!(
+        crate::output::emit(format!("{}", summary_table(&doc)));
+        crate::output::emit(format!(
             "{} ({} SMs, cc {}.{}), driver {}, CUDA {}, NVRTC {}; profile {}; {} benchmarks in {:.1} s",
             doc.gpu.name,
             doc.gpu.sm_count,
@@ -24,7 +24,7 @@ pub fn report(args: ReportArgs) -> Result<i32> {
             doc.settings.profile,
             doc.benchmarks.len(),
             doc.wall_time_s
-        );
+        ));
     }
     Ok(exit::OK)
 }

@@ -51,6 +51,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         device: args.device,
         work_dir,
         timeout: Duration::from_secs(args.timeout),
+        discard_throttled: args.discard_throttled,
     };
     let header = RunHeader {
         gpu: identity,
@@ -71,10 +72,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let output: PathBuf = args.output.clone().unwrap_or(default_output);
     doc.write(&output)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc).expect("results serialise"));
+        crate::output::emit(format!("{}", serde_json::to_string_pretty(&doc).expect("results serialise")));
     } else {
-        println!("{}", summary_table(&doc));
-        println!(
+        crate::output::emit(format!("{}", summary_table(&doc)));
+        crate::output::emit(format!(
             "{} on {} (driver {}, CUDA {}, NVRTC {}): {} benchmarks in {:.1} s",
             if failure.is_some() { "stopped" } else { "measured" },
             doc.gpu.name,
@@ -83,7 +84,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
             doc.stack.nvrtc_version,
             doc.benchmarks.len(),
             doc.wall_time_s
-        );
+        ));
+        if let Some(t) = &doc.telemetry {
+            crate::output::emit(format!("telemetry: {}", gpubench::telemetry::describe(t)));
+        }
     }
     eprintln!("results: {}", output.display());
     match failure {

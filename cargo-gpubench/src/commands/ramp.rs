@@ -1,0 +1,49 @@
+//! `cargo gpubench ramp`: the clock ramp after idle, raw against normalised latency.
+
+use std::time::Duration;
+
+use gpubench::device::Gpu;
+use gpubench::error::{Result, exit};
+use gpubench::experiments::clock_ramp::{self, RampSettings};
+use gpubench::report::ramp_table;
+use gpubench::results::write_json;
+
+use crate::cli::RampArgs;
+use crate::output::emit;
+
+pub fn ramp(args: RampArgs) -> Result<i32> {
+    let gpu = Gpu::open(args.device)?;
+    let settings = RampSettings {
+        idle: Duration::from_millis(args.idle_ms),
+        launches: args.launches.max(1),
+        ..Default::default()
+    };
+    eprintln!("idling {} ms, then {} launches of an L2-hit pointer chase", args.idle_ms, settings.launches);
+    let trace = clock_ramp::run(&gpu, settings)?;
+    if let Some(path) = &args.output {
+        write_json(path, &trace)?;
+    }
+    let summary = clock_ramp::summarize_trace(&trace);
+    if args.json {
+        emit(
+            serde_json::to_string_pretty(&serde_json::json!({ "trace": trace, "summary": summary }))
+                .expect("serialises"),
+        );
+    } else {
+        emit(ramp_table(&trace));
+        if let Some(s) = summary {
+            emit(format!(
+                "SM clock {:.0} -> {:.0} MHz: raw latency {:.1} -> {:.1} ns per access (spread {:.1}%), \
+                 normalised {:.1} cycles (spread {:.2}%)",
+                s.clock_min_mhz,
+                s.clock_max_mhz,
+                s.ns_at_min_clock,
+                s.ns_at_max_clock,
+                s.raw_spread_pct,
+                s.cycles_median,
+                s.normalized_spread_pct
+            ));
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,3 @@
+//! One-off experiments that are not criterion benchmarks.
+
+pub mod clock_ramp;

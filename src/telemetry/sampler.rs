@@ -1,0 +1,132 @@
+//! A background thread that polls NVML for the GPU under test.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nvml_wrapper::Device;
+use nvml_wrapper::enum_wrappers::device::{Clock, ClockId, PerformancePolicy, TemperatureSensor};
+
+use super::window::{Reading, summarize};
+use crate::results::SampleTelemetry;
+
+/// Default polling period (NVML's own counters update every 10-100 ms).
+pub const DEFAULT_PERIOD: Duration = Duration::from_millis(10);
+
+/// Polls NVML every period on its own thread; absent NVML makes an inert sampler, never an
+/// error.
+pub struct Sampler {
+    readings: Arc<Mutex<Vec<Reading>>>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+    unavailable: Option<String>,
+}
+
+impl Sampler {
+    /// Starts polling the device with this UUID ("GPU-..."; NVML's order is not CUDA's, so
+    /// the device is found by UUID).
+    pub fn start(uuid: &str, period: Duration) -> Sampler {
+        let readings = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = mpsc::channel::<Option<String>>();
+        let (r, s, uuid) = (readings.clone(), stop.clone(), uuid.to_string());
+        let handle = std::thread::Builder::new()
+            .name("gpubench-nvml".into())
+            .spawn(move || poll(&uuid, period, &r, &s, ready_tx))
+            .ok();
+        let unavailable = match ready_rx.recv_timeout(Duration::from_secs(5)) {
+            Ok(None) => None,
+            Ok(Some(why)) => Some(why),
+            Err(_) => Some("NVML did not answer within 5 s".into()),
+        };
+        Sampler { readings, stop, handle, unavailable }
+    }
+
+    /// A sampler that records nothing (NVML not wanted).
+    pub fn disabled(why: &str) -> Sampler {
+        Sampler { readings: Arc::default(), stop: Arc::default(), handle: None, unavailable: Some(why.to_string()) }
+    }
+
+    /// Why there is no telemetry, if there is none.
+    pub fn unavailable(&self) -> Option<&str> {
+        self.unavailable.as_deref()
+    }
+
+    /// Summary of the readings between `start` and `end`, or `None` without NVML.
+    pub fn window(&self, start: Instant, end: Instant) -> Option<SampleTelemetry> {
+        if self.unavailable.is_some() {
+            return None;
+        }
+        let readings = self.readings.lock().unwrap_or_else(|p| p.into_inner());
+        Some(summarize(&readings, start, end))
+    }
+
+    /// Drops readings older than `keep_after` (keeping one before it for counter deltas).
+    pub fn forget_before(&self, keep_after: Instant) {
+        let mut readings = self.readings.lock().unwrap_or_else(|p| p.into_inner());
+        let first_kept = readings.iter().position(|r| r.at >= keep_after).unwrap_or(readings.len());
+        readings.drain(..first_kept.saturating_sub(1));
+    }
+
+    /// A copy of every reading so far.
+    pub fn readings(&self) -> Vec<Reading> {
+        self.readings.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn poll(
+    uuid: &str,
+    period: Duration,
+    out: &Mutex<Vec<Reading>>,
+    stop: &AtomicBool,
+    ready: mpsc::Sender<Option<String>>,
+) {
+    let nvml = match nvml_wrapper::Nvml::init() {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = ready.send(Some(format!("NVML unavailable: {e}")));
+            return;
+        }
+    };
+    let device = match nvml.device_by_uuid(uuid) {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = ready.send(Some(format!("NVML does not know GPU {uuid}: {e}")));
+            return;
+        }
+    };
+    let _ = ready.send(None);
+    while !stop.load(Ordering::Relaxed) {
+        let r = read(&device);
+        out.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        std::thread::sleep(period);
+    }
+}
+
+/// One reading of every field NVML offers; unsupported fields are `None`.
+pub fn read(device: &Device<'_>) -> Reading {
+    let at = Instant::now();
+    Reading {
+        at,
+        sm_mhz: device.clock(Clock::SM, ClockId::Current).ok().map(f64::from),
+        mem_mhz: device.clock(Clock::Memory, ClockId::Current).ok().map(f64::from),
+        power_w: device.power_usage().ok().map(|mw| mw as f64 / 1e3),
+        temp_c: device.temperature(TemperatureSensor::Gpu).ok().map(f64::from),
+        pstate: device.performance_state().ok().map(|p| p.as_c() as u32),
+        reasons_mask: device.current_throttle_reasons().map(|r| r.bits()).unwrap_or(0),
+        energy_mj: device.total_energy_consumption().ok().map(|e| e as f64),
+        power_violation_ns: device.violation_status(PerformancePolicy::Power).ok().map(|v| v.violation_time as f64),
+        thermal_violation_ns: device.violation_status(PerformancePolicy::Thermal).ok().map(|v| v.violation_time as f64),
+    }
+}
