@@ -61,6 +61,15 @@ pub fn device_count() -> Result<usize> {
     Ok(n as usize)
 }
 
+/// The UUID of GPU `ordinal` ("GPU-..."), read without creating a CUDA context (so that an
+/// idle GPU stays idle).
+pub fn uuid_without_context(ordinal: usize) -> Result<String> {
+    preflight()?;
+    let dev = cudarc::driver::result::device::get(ordinal as i32).cuda_context(|| format!("finding GPU {ordinal}"))?;
+    let uuid = cudarc::driver::result::device::get_uuid(dev).cuda_context(|| "reading the device UUID".into())?;
+    Ok(identity::format_uuid(&uuid.bytes.map(|b| b as u8)))
+}
+
 /// One opened GPU: its context, the stream all benchmarks use, its identity and the kernels
 /// compiled for it so far (each source is compiled once per process).
 pub struct Gpu {

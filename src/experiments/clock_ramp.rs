@@ -1,6 +1,7 @@
 //! The SM clock ramping up after the GPU sat idle, seen through an L2-hit pointer chase: the
 //! raw latency in ns moves with the clock while the latency in cycles (the normalised figure)
-//! holds. Nothing about the card's settings is touched: idling is all it takes.
+//! holds. Nothing about the card's settings is touched: the process idles without a CUDA
+//! context while NVML watches the clock, then opens the GPU and launches back to back.
 
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,11 @@ pub struct RampTrace {
     pub gpu: String,
     /// Idle time before the launches, ms.
     pub idle_ms: u64,
+    /// Median SM clock NVML reported during the idle period, MHz.
+    pub idle_nvml_mhz: Option<f64>,
+    /// Time from the end of the idle period to the first launch (context, compilation,
+    /// set-up), ms.
+    pub setup_ms: f64,
     /// Steps per launch.
     pub steps: u32,
     /// One point per launch.
@@ -83,17 +89,25 @@ pub struct RampSummary {
     pub cycles_median: f64,
 }
 
-/// Runs the experiment on `gpu`.
-pub fn run(gpu: &Gpu, settings: RampSettings) -> Result<RampTrace> {
+/// Runs the experiment on GPU `ordinal`.
+pub fn run(ordinal: usize, settings: RampSettings) -> Result<RampTrace> {
+    let uuid = crate::device::uuid_without_context(ordinal)?;
+    let sampler = Sampler::start(&uuid, Duration::from_millis(5));
+    let idle_start = Instant::now();
+    std::thread::sleep(settings.idle);
+    let idle_end = Instant::now();
+    let idle_nvml_mhz = sampler.window(idle_start, idle_end).and_then(|t| t.sm_mhz);
+    let gpu = Gpu::open(ordinal)?;
+    let gpu = &gpu;
     let chaser = Chaser::new(gpu)?;
     let arr = chaser.array(gpu, settings.footprint_bytes, 128)?;
     let f = chaser.function(CacheOp::Cg)?;
     let warm_probe = Probe::new(gpu)?;
     chaser.warm(gpu, &f, &arr, u64::MAX, &warm_probe)?;
     let probes = gpu.alloc_zeros::<u64>(4 * settings.launches, "the per-launch probes")?;
-    let sampler = Sampler::start(&gpu.identity().uuid, Duration::from_millis(5));
-    std::thread::sleep(settings.idle);
+    gpu.synchronize("the set-up")?;
     let t0 = Instant::now();
+    let setup_ms = (t0 - idle_end).as_secs_f64() * 1e3;
     for i in 0..settings.launches {
         let slot = probes.slice(4 * i..4 * i + 4);
         let zero = 0u32;
@@ -135,6 +149,8 @@ pub fn run(gpu: &Gpu, settings: RampSettings) -> Result<RampTrace> {
     Ok(RampTrace {
         gpu: gpu.identity().name.clone(),
         idle_ms: settings.idle.as_millis() as u64,
+        idle_nvml_mhz,
+        setup_ms,
         steps: settings.steps,
         points,
     })
@@ -178,7 +194,8 @@ mod tests {
                 cycles_per_access: cyc,
             })
             .collect();
-        let s = summarize_trace(&RampTrace { gpu: "x".into(), idle_ms: 0, steps: 8, points }).unwrap();
+        let trace = RampTrace { gpu: "x".into(), idle_ms: 0, idle_nvml_mhz: None, setup_ms: 0.0, steps: 8, points };
+        let s = summarize_trace(&trace).unwrap();
         assert_eq!((s.clock_min_mhz, s.clock_max_mhz), (345.0, 1980.0));
         assert!(s.raw_spread_pct > 400.0, "{}", s.raw_spread_pct);
         assert!(s.normalized_spread_pct < 0.2, "{}", s.normalized_spread_pct);

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use gpubench::device::Gpu;
 use gpubench::error::{Result, exit};
 use gpubench::experiments::clock_ramp::{self, RampSettings};
 use gpubench::report::ramp_table;
@@ -12,14 +11,16 @@ use crate::cli::RampArgs;
 use crate::output::emit;
 
 pub fn ramp(args: RampArgs) -> Result<i32> {
-    let gpu = Gpu::open(args.device)?;
     let settings = RampSettings {
         idle: Duration::from_millis(args.idle_ms),
         launches: args.launches.max(1),
         ..Default::default()
     };
-    eprintln!("idling {} ms, then {} launches of an L2-hit pointer chase", args.idle_ms, settings.launches);
-    let trace = clock_ramp::run(&gpu, settings)?;
+    eprintln!(
+        "idling {} ms without a CUDA context, then {} launches of an L2-hit pointer chase",
+        args.idle_ms, settings.launches
+    );
+    let trace = clock_ramp::run(args.device, settings)?;
     if let Some(path) = &args.output {
         write_json(path, &trace)?;
     }
@@ -31,6 +32,11 @@ pub fn ramp(args: RampArgs) -> Result<i32> {
         );
     } else {
         emit(ramp_table(&trace));
+        emit(format!(
+            "idle: NVML SM clock {} MHz; {:.0} ms from the end of idling to the first launch",
+            trace.idle_nvml_mhz.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into()),
+            trace.setup_ms
+        ));
         if let Some(s) = summary {
             emit(format!(
                 "SM clock {:.0} -> {:.0} MHz: raw latency {:.1} -> {:.1} ns per access (spread {:.1}%), \
