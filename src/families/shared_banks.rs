@@ -75,6 +75,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             });
         }
         let timer = EventTimer::new(gpu.stream())?;
+        let mut clock_probe = Probe::new(gpu)?;
         let mut bench = Bench::new(name)
             .param("threads", threads)
             .param("array_words", words)
@@ -88,10 +89,11 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             for r in runs.iter_mut() {
                 r.probe.set(gpu, 0)?;
             }
+            clock_probe.set(gpu, 0)?;
             timer.start()?;
             for _ in 0..iters {
                 for r in &runs {
-                    // SAFETY: smem_chase(u32, u32, u32, gb_probe*, u64*); all indices < words.
+                    // SAFETY: smem_chase(u32, u32, u32, gb_probe*, u64*, gb_probe*); all indices < words.
                     unsafe {
                         gpu.stream()
                             .launch_builder(&f)
@@ -100,6 +102,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
                             .arg(&steps)
                             .arg(r.probe.buffer())
                             .arg(&r.max_cycles)
+                            .arg(clock_probe.buffer())
                             .launch(cfg)
                     }
                     .cuda_context(|| "launching smem_chase".into())?;
@@ -111,7 +114,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
                 let p = r.probe.read(gpu)?;
                 values.push(if p.count > 0 { p.cycles as f64 / p.count as f64 } else { f64::NAN });
             }
-            Ok(Sample::timed(elapsed, values))
+            Ok(Sample::clocked(elapsed, values, clock_probe.read(gpu)?.clock()))
         })?;
     }
     Ok(())
