@@ -12,6 +12,8 @@ mod merge;
 mod results_files;
 #[path = "library/summary_table.rs"]
 mod summary_table;
+#[path = "library/telemetry.rs"]
+mod telemetry;
 
 /// Path of a committed fixture.
 pub fn fixture(name: &str) -> std::path::PathBuf {
