@@ -9,6 +9,12 @@ use crate::results::{GpuIdentity, Stack};
 /// Schema tag of [`Sweeps`].
 pub const SWEEPS_SCHEMA: &str = "gpubench.dissect-sweeps/1";
 
+/// Width of a latency-histogram bin, cycles (the kernels' `DISSECT_BIN_SHIFT`).
+pub const HIST_BIN_CYCLES: u32 = 2;
+
+/// Bins of a kernel's latency histogram; the last one also counts everything slower.
+pub const HIST_BINS: usize = 2048;
+
 /// The load path a chase goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

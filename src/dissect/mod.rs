@@ -8,4 +8,5 @@
 
 pub mod backend;
 pub mod data;
+pub mod infer;
 pub mod sim;

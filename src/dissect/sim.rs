@@ -9,7 +9,7 @@
 //! that the real sweep plan and inference run on it unchanged.
 
 use super::backend::{Backend, ChaseRequest, TraceRequest};
-use super::data::{DeviceInfo, Histogram, Path, Point};
+use super::data::{DeviceInfo, HIST_BIN_CYCLES, Histogram, Path, Point};
 use crate::error::{Error, Result};
 use crate::results::GpuIdentity;
 
@@ -459,7 +459,12 @@ impl Backend for SimGpu {
         self.launch(req.path, req.footprint, req.stride, ways)?;
         let lat = self.run(req.path, req.footprint, req.stride, req.warm_steps, req.steps);
         let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
-        Ok(Point { x: req.footprint, steps: req.steps, mean_cycles: mean, hist: Histogram::of_latencies(4, &lat) })
+        Ok(Point {
+            x: req.footprint,
+            steps: req.steps,
+            mean_cycles: mean,
+            hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
+        })
     }
 
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>> {

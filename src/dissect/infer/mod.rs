@@ -1,0 +1,8 @@
+//! Inference: facts about the memory hierarchy from saved sweeps. Pure functions, no GPU.
+
+pub mod banks;
+pub mod cluster;
+pub mod granularity;
+pub mod levels;
+pub mod tlb;
+pub mod traces;
