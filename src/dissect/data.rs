@@ -251,6 +251,8 @@ pub struct DeviceInfo {
     pub free_bytes: u64,
     /// Per-access records one trace launch holds.
     pub max_trace_steps: u64,
+    /// Constant memory a kernel may use, bytes.
+    pub const_bytes: u64,
 }
 
 /// Everything a dissect run measured.

@@ -9,4 +9,5 @@
 pub mod backend;
 pub mod data;
 pub mod infer;
+pub mod plan;
 pub mod sim;

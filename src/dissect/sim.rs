@@ -230,6 +230,8 @@ pub struct SimConfig {
     pub free_bytes: u64,
     /// Trace records per launch.
     pub max_trace_steps: u64,
+    /// Constant memory, bytes.
+    pub const_bytes: u64,
     /// L1 data cache (`ca`), with no preferred carveout.
     pub l1: Level,
     /// L1 ways by preferred carveout: (up to this percent, ways).
@@ -263,6 +265,105 @@ pub struct SimConfig {
     pub outlier_rate: f64,
 }
 
+impl SimConfig {
+    /// A small GPU: 16 KiB of shared memory per SM, a 16 KiB L1 (32 sets x 4 ways of 128 B
+    /// lines, 32 B sectors, LRU, bit-defined), a 256 KiB L2 (XOR-hashed, LRU) with a 128 KiB
+    /// near part, 512 KiB pages with 16- and 64-entry TLBs, 32 banks of 4 B, 512 B and 4 KiB
+    /// constant caches. Tests plant other geometries by changing fields.
+    pub fn small(name: &'static str) -> Self {
+        let l1 = Geometry { sets: 32, ways: 4, line: 128, sector: 32, policy: Policy::Lru, mapping: Mapping::Modulo };
+        let mut identity = crate::results::GpuIdentity {
+            name: format!("simulated {name}"),
+            uuid: "GPU-00000000-0000-0000-0000-000000000000".into(),
+            ordinal: 0,
+            pci_bus_id: String::new(),
+            cc_major: 0,
+            cc_minor: 0,
+            sm_count: 1,
+            l2_bytes: 256 << 10,
+            smem_per_block_optin: 16 << 10,
+            smem_per_sm: 16 << 10,
+            max_threads_per_sm: 1024,
+            regs_per_sm: 65536,
+            warp_size: 32,
+            sm_clock_max_khz: 1_000_000,
+            mem_clock_khz: 1_000_000,
+            bus_width_bits: 64,
+            total_mem_bytes: 8 << 30,
+            ecc_enabled: false,
+        };
+        identity.name = format!("simulated {name}");
+        SimConfig {
+            name,
+            identity,
+            free_bytes: 4 << 30,
+            max_trace_steps: 4096,
+            const_bytes: 16 << 10,
+            l1: Level { geom: l1, hit_cycles: 30.0 },
+            l1_ways_by_carveout: vec![(0, 4), (25, 3), (50, 2), (100, 1)],
+            l1_ways_in_trace: 3,
+            ro: Level { geom: l1, hit_cycles: 32.0 },
+            tex: Level { geom: l1, hit_cycles: 60.0 },
+            l2: Level {
+                geom: Geometry {
+                    sets: 128,
+                    ways: 16,
+                    line: 128,
+                    sector: 32,
+                    policy: Policy::Lru,
+                    mapping: Mapping::XorHash,
+                },
+                hit_cycles: 350.0,
+            },
+            l2_near: Some(Level {
+                geom: Geometry {
+                    sets: 64,
+                    ways: 16,
+                    line: 128,
+                    sector: 32,
+                    policy: Policy::Lru,
+                    mapping: Mapping::XorHash,
+                },
+                hit_cycles: 220.0,
+            }),
+            dram_cycles: 600.0,
+            dram_fetch_lines: 1,
+            tlbs: vec![
+                (Geometry::fully_associative(16, 512 << 10), 80.0),
+                (Geometry::fully_associative(64, 512 << 10), 300.0),
+            ],
+            constant: vec![
+                Level {
+                    geom: Geometry {
+                        sets: 4,
+                        ways: 2,
+                        line: 64,
+                        sector: 64,
+                        policy: Policy::Lru,
+                        mapping: Mapping::Modulo,
+                    },
+                    hit_cycles: 20.0,
+                },
+                Level {
+                    geom: Geometry {
+                        sets: 8,
+                        ways: 4,
+                        line: 128,
+                        sector: 128,
+                        policy: Policy::Lru,
+                        mapping: Mapping::Modulo,
+                    },
+                    hit_cycles: 70.0,
+                },
+            ],
+            smem: (32, 4, 30.0, 2.0),
+            timer_overhead: 6.0,
+            jitter: 0.02,
+            outlier_rate: 1e-4,
+        }
+    }
+}
+
 /// The simulated GPU.
 pub struct SimGpu {
     cfg: SimConfig,
@@ -289,6 +390,7 @@ impl SimGpu {
             identity: cfg.identity.clone(),
             free_bytes: cfg.free_bytes,
             max_trace_steps: cfg.max_trace_steps,
+            const_bytes: cfg.const_bytes,
         };
         SimGpu {
             l1: Cache::new(cfg.l1.geom, 11),
@@ -346,11 +448,14 @@ impl SimGpu {
             self.cfg.l2.hit_cycles
         } else {
             let line = self.cfg.l2.geom.line;
+            let sector = self.cfg.l2.geom.sector;
             for k in 1..self.cfg.dram_fetch_lines {
-                let neighbour = (addr / line + k) * line;
-                self.l2.access(neighbour);
-                if let Some(near) = &mut self.l2_near {
-                    near.access(neighbour);
+                for s in 0..line / sector {
+                    let neighbour = (addr / line + k) * line + s * sector;
+                    self.l2.access(neighbour);
+                    if let Some(near) = &mut self.l2_near {
+                        near.access(neighbour);
+                    }
                 }
             }
             self.cfg.dram_cycles
@@ -368,7 +473,9 @@ impl SimGpu {
                 };
                 if cache.access(addr) { level.hit_cycles } else { self.beyond_l1(addr) }
             }
-            Path::Cg | Path::Tlb => self.beyond_l1(addr),
+            Path::Cg => self.beyond_l1(addr),
+            // The TLB sweeps touch few lines; the model keeps them in the L2.
+            Path::Tlb => self.translate(addr) + self.cfg.l2.hit_cycles,
             Path::Const => {
                 let mut served = None;
                 for i in 0..self.constant.len() {
@@ -410,7 +517,7 @@ impl SimGpu {
             for c in &mut self.constant {
                 c.flush();
             }
-        } else {
+        } else if path != Path::Tlb {
             for k in 0..footprint / stride {
                 let addr = k * stride;
                 self.l2.access(addr);

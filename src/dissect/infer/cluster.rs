@@ -9,7 +9,7 @@ const LOG_BIN_RATIO: f64 = 1.02;
 /// Half-width of the smoothing window, in log bins.
 const SMOOTH_HALF: usize = 3;
 /// A peak must hold at least this much pooled mass (in histograms' worth) to count.
-const MIN_PEAK_MASS: f64 = 0.15;
+const MIN_PEAK_MASS: f64 = 0.05;
 /// Two peaks are separate only if the density between them falls below this share of the
 /// smaller peak.
 const VALLEY_SHARE: f64 = 0.5;
@@ -29,6 +29,12 @@ impl Clusters {
     /// Index of the cluster a latency belongs to.
     pub fn index_of(&self, cycles: f64) -> usize {
         self.bounds.iter().take_while(|b| cycles >= **b).count()
+    }
+
+    /// Latencies that count as a miss of the fastest level: from the first boundary up to
+    /// twice the second cluster's latency (slower accesses are stray interruptions).
+    pub fn miss_window(&self) -> Option<(f64, f64)> {
+        Some((*self.bounds.first()?, 2.0 * self.centers[1]))
     }
 
     /// Share of a histogram's accesses in each cluster.

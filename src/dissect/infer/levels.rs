@@ -35,6 +35,8 @@ pub struct Level {
     pub cluster: usize,
     /// Latency of a hit, cycles, timer overhead removed.
     pub latency_cycles: f64,
+    /// Median latency at each point the level serves (most accesses), overhead removed.
+    pub samples: Vec<f64>,
     /// Where the level's capacity ends, if the curve shows it.
     pub capacity: Option<Knee>,
 }
@@ -85,10 +87,11 @@ pub fn fit_with(points: &[Point], clusters: Clusters, overhead: f64) -> CurveFit
             .filter(|(_, s)| s[c] >= 0.5)
             .filter_map(|(p, _)| p.hist.median_between(lo, hi))
             .collect();
+        let samples: Vec<f64> = medians.iter().map(|m| m - overhead).collect();
         medians.sort_by(f64::total_cmp);
         let latency = medians.get(medians.len() / 2).copied().unwrap_or(clusters.centers[c]) - overhead;
         let capacity = clusters.bounds.get(c).and_then(|&b| knee(points, b, &clusters, c));
-        levels.push(Level { cluster: c, latency_cycles: latency, capacity });
+        levels.push(Level { cluster: c, latency_cycles: latency, samples, capacity });
     }
     CurveFit { clusters, levels }
 }

@@ -22,21 +22,26 @@ pub struct Found<T> {
     pub method: String,
 }
 
+fn is_miss(latency: u32, window: (f64, f64)) -> bool {
+    let l = latency as f64;
+    l >= window.0 && l <= window.1
+}
+
 /// Positions (access index within the lap) that missed, per complete recorded lap.
-pub fn missed_per_lap(trace: &Trace, boundary: f64) -> Vec<BTreeSet<u64>> {
+pub fn missed_per_lap(trace: &Trace, window: (f64, f64)) -> Vec<BTreeSet<u64>> {
     let lap = trace.lap() as usize;
     trace
         .latencies
         .chunks(lap)
         .filter(|c| c.len() == lap)
-        .map(|c| c.iter().enumerate().filter(|(_, l)| **l as f64 >= boundary).map(|(i, _)| i as u64).collect())
+        .map(|c| c.iter().enumerate().filter(|(_, l)| is_miss(**l, window)).map(|(i, _)| i as u64).collect())
         .collect()
 }
 
 /// The eviction unit (line size) from a trace at the fetch granularity: the length of the runs
 /// of consecutive missed accesses.
-pub fn line_bytes(trace: &Trace, boundary: f64) -> Option<Found<u64>> {
-    let laps = missed_per_lap(trace, boundary);
+pub fn line_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> {
+    let laps = missed_per_lap(trace, window);
     let mut runs: Vec<(u64, u64)> = Vec::new();
     for missed in &laps {
         let mut iter = missed.iter().copied().peekable();
@@ -80,6 +85,9 @@ pub fn line_bytes(trace: &Trace, boundary: f64) -> Option<Found<u64>> {
     })
 }
 
+/// Share of laps that must miss on the whole overfull set for the policy to count as LRU.
+const PERIODIC_SHARE: f64 = 0.9;
+
 /// Sets, ways, mapping and policy of a cache, from traces at the line stride whose footprint
 /// is one line beyond `capacity`.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,13 +105,13 @@ pub struct SetStructure {
 }
 
 /// Infers the set structure from `traces` (same footprint and stride).
-pub fn set_structure(traces: &[&Trace], capacity: u64, boundary: f64) -> Option<SetStructure> {
+pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Option<SetStructure> {
     let first = traces.first()?;
     let line = first.stride_bytes;
     let laps: Vec<BTreeSet<u64>> = traces
         .iter()
         .filter(|t| t.stride_bytes == line && t.footprint_bytes == first.footprint_bytes)
-        .flat_map(|t| missed_per_lap(t, boundary))
+        .flat_map(|t| missed_per_lap(t, window))
         .collect();
     if laps.len() < 2 {
         return None;
@@ -116,7 +124,10 @@ pub fn set_structure(traces: &[&Trace], capacity: u64, boundary: f64) -> Option<
     // Did the union stop growing? (Non-LRU policies reveal the set's lines over several laps.)
     let half: BTreeSet<u64> = laps[..laps.len() / 2].iter().flatten().copied().collect();
     let saturated = if half.len() == union.len() { 1.0 } else { 0.6 };
-    let periodic = laps.iter().all(|m| *m == union);
+    // Periodic: (nearly) every lap misses on every line of the set. A stray slow access can
+    // hide one miss, so a few odd laps are tolerated.
+    let full = laps.iter().filter(|m| **m == union).count() as f64 / laps.len() as f64;
+    let periodic = full >= PERIODIC_SHARE;
     let lines: Vec<u64> = union.iter().copied().collect();
     let gaps: Vec<u64> = lines.windows(2).map(|w| w[1] - w[0]).collect();
     let equal = gaps.iter().all(|g| *g == gaps[0]);
@@ -126,14 +137,20 @@ pub fn set_structure(traces: &[&Trace], capacity: u64, boundary: f64) -> Option<
     let policy = if periodic {
         Found {
             value: "lru".to_string(),
-            confidence: 1.0 - 1.0 / n,
-            method: format!("{}: the same {} lines missed in each of {} laps", first.id, union.len(), laps.len()),
+            confidence: full * (1.0 - 1.0 / n),
+            method: format!(
+                "{}: the same {} lines missed in {:.0}% of {} laps",
+                first.id,
+                union.len(),
+                100.0 * full,
+                laps.len()
+            ),
         }
     } else {
         let distinct = laps.iter().collect::<BTreeSet<_>>().len();
         Found {
             value: "non-lru".to_string(),
-            confidence: (1.0 - 1.0 / n) * if distinct > 2 { 1.0 } else { 0.8 },
+            confidence: (1.0 - 1.0 / n) * ((1.0 - full) / (1.0 - PERIODIC_SHARE)).min(1.0),
             method: format!(
                 "{}: the missed lines changed between laps ({distinct} different patterns in {} laps)",
                 first.id,
@@ -174,9 +191,9 @@ pub fn set_structure(traces: &[&Trace], capacity: u64, boundary: f64) -> Option<
 }
 
 /// Cold-miss granularity: the spacing in bytes between misses of a cold sequential trace.
-pub fn cold_miss_bytes(trace: &Trace, boundary: f64) -> Option<Found<u64>> {
+pub fn cold_miss_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> {
     let missed: Vec<u64> =
-        trace.latencies.iter().enumerate().filter(|(_, l)| **l as f64 >= boundary).map(|(i, _)| i as u64).collect();
+        trace.latencies.iter().enumerate().filter(|(_, l)| is_miss(**l, window)).map(|(i, _)| i as u64).collect();
     if missed.len() < 3 {
         return None;
     }
@@ -198,12 +215,12 @@ pub fn cold_miss_bytes(trace: &Trace, boundary: f64) -> Option<Found<u64>> {
 
 /// Hardware prefetch: in a cold trace at the cold-miss granularity every access would miss
 /// without prefetch; returns ("yes" or "no", the bytes each miss brings in).
-pub fn prefetch(trace: &Trace, boundary: f64) -> Option<(Found<String>, Option<u64>)> {
+pub fn prefetch(trace: &Trace, window: (f64, f64)) -> Option<(Found<String>, Option<u64>)> {
     let n = trace.latencies.len();
     if n < 16 {
         return None;
     }
-    let missed: Vec<usize> = (0..n).filter(|&i| trace.latencies[i] as f64 >= boundary).collect();
+    let missed: Vec<usize> = (0..n).filter(|&i| is_miss(trace.latencies[i], window)).collect();
     let share = missed.len() as f64 / n as f64;
     let yes = share < 0.5;
     let block = if yes && missed.len() >= 3 {
@@ -234,6 +251,9 @@ mod tests {
     use super::*;
     use crate::dissect::data::Path;
 
+    const W: (f64, f64) = (100.0, 1000.0);
+    const C: (f64, f64) = (500.0, 1500.0);
+
     fn trace(stride: u64, footprint: u64, latencies: Vec<u32>) -> Trace {
         Trace {
             id: "t".into(),
@@ -251,7 +271,7 @@ mod tests {
         let lap = 40u64;
         let lat: Vec<u32> =
             (0..3 * lap).map(|i| if matches!(i % lap, 0..=3 | 16..=19 | 32..=35) { 300 } else { 40 }).collect();
-        let f = line_bytes(&trace(32, lap * 32, lat), 100.0).unwrap();
+        let f = line_bytes(&trace(32, lap * 32, lat), W).unwrap();
         assert_eq!(f.value, 128);
         assert!(f.confidence > 0.8, "{f:?}");
     }
@@ -262,7 +282,7 @@ mod tests {
         let lap = 9u64;
         let lat: Vec<u32> = (0..4 * lap).map(|i| if (i % lap) % 4 == 0 { 300 } else { 40 }).collect();
         let t = trace(128, lap * 128, lat);
-        let s = set_structure(&[&t], 1024, 100.0).unwrap();
+        let s = set_structure(&[&t], 1024, W).unwrap();
         assert_eq!((s.ways.value, s.sets.value), (2, 4));
         assert_eq!(s.mapping.value, "bit-defined");
         assert_eq!(s.policy.value, "lru");
@@ -275,7 +295,7 @@ mod tests {
         let pattern = [vec![0u64, 5], vec![5, 7], vec![0, 7], vec![0, 5]];
         let lat: Vec<u32> =
             pattern.iter().flat_map(|m| (0..lap).map(move |i| if m.contains(&i) { 300 } else { 40 })).collect();
-        let s = set_structure(&[&trace(128, lap * 128, lat)], 1024, 100.0).unwrap();
+        let s = set_structure(&[&trace(128, lap * 128, lat)], 1024, W).unwrap();
         assert_eq!(s.ways.value, 2);
         assert_eq!(s.mapping.value, "hashed");
         assert_eq!(s.policy.value, "non-lru");
@@ -284,11 +304,11 @@ mod tests {
     #[test]
     fn cold_granularity_and_prefetch() {
         let lat: Vec<u32> = (0..256).map(|i| if i % 8 == 0 { 700 } else { 290 }).collect();
-        assert_eq!(cold_miss_bytes(&trace(4, 1 << 20, lat), 500.0).unwrap().value, 32);
+        assert_eq!(cold_miss_bytes(&trace(4, 1 << 20, lat), C).unwrap().value, 32);
         let all: Vec<u32> = vec![700; 64];
-        assert_eq!(prefetch(&trace(32, 1 << 20, all), 500.0).unwrap().0.value, "no");
+        assert_eq!(prefetch(&trace(32, 1 << 20, all), C).unwrap().0.value, "no");
         let some: Vec<u32> = (0..64).map(|i| if i % 4 == 0 { 700 } else { 290 }).collect();
-        let (p, block) = prefetch(&trace(32, 1 << 20, some), 500.0).unwrap();
+        let (p, block) = prefetch(&trace(32, 1 << 20, some), C).unwrap();
         assert_eq!((p.value.as_str(), block), ("yes", Some(128)));
     }
 }
