@@ -281,6 +281,9 @@ pub struct Sweeps {
     /// Constant-cache divergence table.
     #[serde(default)]
     pub const_divergence: Vec<DivergencePoint>,
+    /// Kernel sources the sweeps ran, and how they were built.
+    #[serde(default)]
+    pub kernels: Vec<crate::results::KernelProvenance>,
 }
 
 impl Sweeps {
@@ -297,6 +300,7 @@ impl Sweeps {
             traces: Vec::new(),
             banks: Vec::new(),
             const_divergence: Vec::new(),
+            kernels: Vec::new(),
         }
     }
 

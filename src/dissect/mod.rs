@@ -8,6 +8,28 @@
 
 pub mod backend;
 pub mod data;
+pub mod gpu;
 pub mod infer;
+pub mod output;
 pub mod plan;
+pub mod plot;
 pub mod sim;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub use data::Sweeps;
+pub use infer::{Dissection, analyze};
+pub use output::{facts_from_folder, read_sweeps, recorded_facts, write_folder};
+pub use plan::{Options, Progress};
+
+use crate::device::Gpu;
+use crate::error::Result;
+
+/// Runs every sweep of the plan on `gpu`.
+pub fn measure(gpu: &Gpu, opts: Options, progress: &mut dyn FnMut(&Progress)) -> Result<Sweeps> {
+    let mut backend = gpu::GpuBackend::new(gpu)?;
+    let created = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let mut sweeps = plan::run(&mut backend, opts, created, Some(gpu.stack().clone()), progress)?;
+    sweeps.kernels = backend.provenance();
+    Ok(sweeps)
+}

@@ -264,7 +264,7 @@ impl<B: Backend> Runner<'_, B> {
         let l2 = self.identity().l2_bytes.max(4096);
         let l1_top = (4 * smem).next_power_of_two();
         for path in [Path::Ca, Path::Nc, Path::Tex] {
-            self.footprint_sweep(format!("size/{}", path.label()), path, 4096, l1_top, None)?;
+            self.footprint_sweep(format!("size/{}", path.label()), path, 1024, l1_top, None)?;
         }
         self.footprint_sweep("size/cg".into(), Path::Cg, smem.next_power_of_two(), (4 * l2).next_power_of_two(), None)
     }
@@ -462,7 +462,7 @@ impl<B: Backend> Runner<'_, B> {
     fn carveouts(&mut self) -> Result<()> {
         let top = (2 * self.identity().smem_per_sm.max(4096)).next_power_of_two();
         for &p in self.opts.carveouts {
-            self.footprint_sweep(format!("carveout={p}/ca"), Path::Ca, 4096, top, Some(p))?;
+            self.footprint_sweep(format!("carveout={p}/ca"), Path::Ca, 1024, top, Some(p))?;
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! One module per command; each returns the process exit code or an error.
 
 mod archive;
+mod dissect;
 mod kernels;
 mod report;
 mod run;
@@ -16,5 +17,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Archive(a)) => archive::archive(a),
         Some(Command::Kernels(k)) => kernels::kernels(k),
         Some(Command::Report(r)) => report::report(r),
+        Some(Command::Dissect(d)) => dissect::dissect(d),
     }
 }

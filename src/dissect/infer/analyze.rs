@@ -201,7 +201,7 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
             d.found_number(&format!("{prefix}.sets"), &s.sets, "sets");
             d.found_text(&format!("{prefix}.set_mapping"), &s.mapping);
             d.found_text(&format!("{prefix}.replacement"), &s.policy);
-            if let Some(t) = sets.first() {
+            for t in &sets {
                 for &l in &s.conflict_lines {
                     d.mark(&t.id, l, String::new());
                 }

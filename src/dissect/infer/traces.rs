@@ -214,29 +214,28 @@ pub fn cold_miss_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> 
 }
 
 /// Hardware prefetch: in a cold trace at the cold-miss granularity every access would miss
-/// without prefetch; returns ("yes" or "no", the bytes each miss brings in).
+/// without prefetch. Returns "yes" or "no" and, for "yes", the bytes served per cold miss.
 pub fn prefetch(trace: &Trace, window: (f64, f64)) -> Option<(Found<String>, Option<u64>)> {
     let n = trace.latencies.len();
     if n < 16 {
         return None;
     }
-    let missed: Vec<usize> = (0..n).filter(|&i| is_miss(trace.latencies[i], window)).collect();
-    let share = missed.len() as f64 / n as f64;
-    let yes = share < 0.5;
-    let block = if yes && missed.len() >= 3 {
-        let mut gaps: Vec<u64> = missed.windows(2).map(|w| (w[1] - w[0]) as u64).collect();
-        gaps.sort();
-        Some(gaps[gaps.len() / 2] * trace.stride_bytes)
+    let missed = (0..n).filter(|&i| is_miss(trace.latencies[i], window)).count().max(1);
+    let share = missed as f64 / n as f64;
+    let yes = share < NO_PREFETCH_SHARE;
+    let per_miss = trace.stride_bytes as f64 / share;
+    let block = yes.then(|| 1u64 << (per_miss.log2().round() as u32));
+    let confidence = if yes {
+        ((NO_PREFETCH_SHARE - share) / 0.2).clamp(0.0, 1.0)
     } else {
-        None
+        ((share - 0.8) / (NO_PREFETCH_SHARE - 0.8)).clamp(0.0, 1.0)
     };
-    let confidence = ((share - 0.5).abs() * 2.0).clamp(0.0, 1.0);
     Some((
         Found {
             value: if yes { "yes" } else { "no" }.to_string(),
             confidence,
             method: format!(
-                "{}: {:.1}% of cold accesses at stride {} B missed",
+                "{}: {:.1}% of cold accesses at stride {} B missed ({per_miss:.0} B served per miss)",
                 trace.id,
                 100.0 * share,
                 trace.stride_bytes
@@ -245,6 +244,9 @@ pub fn prefetch(trace: &Trace, window: (f64, f64)) -> Option<(Found<String>, Opt
         block,
     ))
 }
+
+/// Without prefetch, at least this share of a cold trace at the cold-miss granularity misses.
+const NO_PREFETCH_SHARE: f64 = 0.9;
 
 #[cfg(test)]
 mod tests {
@@ -310,5 +312,7 @@ mod tests {
         let some: Vec<u32> = (0..64).map(|i| if i % 4 == 0 { 700 } else { 290 }).collect();
         let (p, block) = prefetch(&trace(32, 1 << 20, some), C).unwrap();
         assert_eq!((p.value.as_str(), block), ("yes", Some(128)));
+        let half: Vec<u32> = (0..64).map(|i| if i % 8 < 4 { 700 } else { 290 }).collect();
+        assert_eq!(prefetch(&trace(32, 1 << 20, half), C).unwrap().1, Some(64));
     }
 }
