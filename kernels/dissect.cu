@@ -4,7 +4,8 @@
 //     t0 = clock; j = load(a + j); sink = j; t1 = clock
 // where the store of j to shared memory cannot issue before the load returns, so t1 - t0 covers
 // exactly one load and its use. Histogram kernels count the cycles in 2-cycle bins; trace
-// kernels record every access in shared memory and copy the record out at the end.
+// kernels record every access in shared memory and copy the record out at the end; they start
+// at element `start`, so that a host-written chain (a policy probe) can begin anywhere.
 
 #define DISSECT_BIN_SHIFT 1
 #define DISSECT_BINS 2048
@@ -114,7 +115,7 @@ extern "C" __global__ void dissect_timer(u64 warm_steps, u64 steps, u64* hist, g
 #define DISSECT_TRACE_BODY(LOAD)                                                        \
     extern __shared__ u32 rec[];                                                        \
     __shared__ u32 sink[1];                                                             \
-    u32 j = 0;                                                                          \
+    u32 j = start;                                                                      \
     for (u64 i = 0; i < warm_steps; ++i) j = LOAD;                                      \
     dissect_keep(sink, j);                                                              \
     for (u32 i = 0; i < steps; ++i) {                                                   \
@@ -129,8 +130,8 @@ extern "C" __global__ void dissect_timer(u64 warm_steps, u64 steps, u64* hist, g
     p->sink = j;
 
 #define DISSECT_TRACE_KERNEL(NAME, LOAD)                                                \
-extern "C" __global__ void NAME(const u32* __restrict__ a, u64 warm_steps, u32 steps,   \
-                                u32* out, gb_probe* p) {                                \
+extern "C" __global__ void NAME(const u32* __restrict__ a, u32 start, u64 warm_steps,   \
+                                u32 steps, u32* out, gb_probe* p) {                     \
     DISSECT_TRACE_BODY(LOAD(a + j))                                                     \
 }
 
@@ -138,7 +139,8 @@ DISSECT_TRACE_KERNEL(dissect_trace_ca, gb_ld_ca)
 DISSECT_TRACE_KERNEL(dissect_trace_cg, gb_ld_cg)
 DISSECT_TRACE_KERNEL(dissect_trace_nc, gb_ld_nc)
 
-extern "C" __global__ void dissect_trace_tex(u64 tex, u64 warm_steps, u32 steps, u32* out, gb_probe* p) {
+extern "C" __global__ void dissect_trace_tex(u64 tex, u32 start, u64 warm_steps, u32 steps, u32* out,
+                                             gb_probe* p) {
     DISSECT_TRACE_BODY(dissect_tex(tex, j))
 }
 

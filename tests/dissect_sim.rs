@@ -79,10 +79,17 @@ fn random_replacement_is_not_lru() {
 }
 
 #[test]
-fn tree_plru_is_not_lru() {
+fn tree_plru_is_told_from_lru_by_the_probes() {
     let g = l1_geometry(32, 4, 128, 32, Policy::TreePlru, Mapping::Modulo);
     let d = dissect(with_l1("plru", g, vec![(100, 4)], 4));
-    check_l1(&d, g, 4, "non-lru", "bit-defined");
+    check_l1(&d, g, 4, "plru", "bit-defined");
+}
+
+#[test]
+fn fifo_is_told_from_lru_by_the_probes() {
+    let g = l1_geometry(16, 6, 128, 32, Policy::Fifo, Mapping::Modulo);
+    let d = dissect(with_l1("fifo", g, vec![(100, 6)], 6));
+    check_l1(&d, g, 6, "fifo", "bit-defined");
 }
 
 #[test]

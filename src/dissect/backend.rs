@@ -55,6 +55,10 @@ pub trait Backend {
     /// Runs a per-access trace and returns each recorded access's cycles.
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>>;
 
+    /// Records one pass over `offsets` (bytes, visited in order, each at most once) in a
+    /// freshly launched kernel: the policy probes' access sequences.
+    fn sequence_trace(&mut self, path: Path, footprint: u64, offsets: &[u64]) -> Result<Vec<u32>>;
+
     /// Cycles per shared-memory access of one warp whose threads are `stride_words` 4-byte
     /// words apart.
     fn smem_stride(&mut self, stride_words: u32) -> Result<f64>;

@@ -215,6 +215,9 @@ pub struct Trace {
     pub cold: bool,
     /// Cycles of each recorded access (timer overhead included).
     pub latencies: Vec<u32>,
+    /// Byte offsets visited in order, for a sequence trace (empty for a strided chase).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<u64>,
 }
 
 impl Trace {

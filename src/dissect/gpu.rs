@@ -152,6 +152,75 @@ impl<'g> GpuBackend<'g> {
             .cuda_context(|| format!("setting the preferred shared-memory carveout to {v}"))
     }
 
+    /// Launches the trace kernel of `path` over the first `n` elements of the chase array,
+    /// starting at element `start`.
+    fn run_trace(
+        &mut self,
+        path: Path,
+        n: u64,
+        start: u32,
+        warm_steps: u64,
+        steps: u64,
+        cold: bool,
+    ) -> Result<Vec<u32>> {
+        if steps > self.device.max_trace_steps {
+            return Err(Error::Usage(format!("a trace of {steps} records exceeds {}", self.device.max_trace_steps)));
+        }
+        let name = match path {
+            Path::Ca => "dissect_trace_ca",
+            Path::Cg => "dissect_trace_cg",
+            Path::Nc => "dissect_trace_nc",
+            Path::Tex => "dissect_trace_tex",
+            Path::Const | Path::Tlb => {
+                return Err(Error::Usage(format!("no trace kernel for the {} path", path.label())));
+            }
+        };
+        let f = self.f(name)?;
+        self.probe.set(self.gpu, 0)?;
+        if cold {
+            self.flush_l2()?;
+        }
+        let (warm, steps) = (warm_steps, steps as u32);
+        let cfg = one_thread(steps * 4);
+        let stream = self.gpu.stream().clone();
+        let launched = if path == Path::Tex {
+            let tex = self.texture(n)?;
+            let handle: u64 = tex.0;
+            // SAFETY: dissect_trace_tex(u64, u32, u64, u32, u32* out[steps], gb_probe*).
+            let r = unsafe {
+                stream
+                    .launch_builder(&f)
+                    .arg(&handle)
+                    .arg(&start)
+                    .arg(&warm)
+                    .arg(&steps)
+                    .arg(&self.out)
+                    .arg(self.probe.buffer())
+                    .launch(cfg)
+            };
+            self.gpu.synchronize("a texture trace")?;
+            r
+        } else {
+            let buf = self.buf.as_ref().expect("allocated");
+            // SAFETY: dissect_trace_*(const u32*, u32, u64, u32, u32* out[steps], gb_probe*).
+            unsafe {
+                stream
+                    .launch_builder(&f)
+                    .arg(buf)
+                    .arg(&start)
+                    .arg(&warm)
+                    .arg(&steps)
+                    .arg(&self.out)
+                    .arg(self.probe.buffer())
+                    .launch(cfg)
+            }
+        };
+        launched.cuda_context(|| format!("launching {name}"))?;
+        let mut out = self.gpu.download(&self.out, "the trace record")?;
+        out.truncate(steps as usize);
+        Ok(out)
+    }
+
     fn read_hist(&mut self) -> Result<(Histogram, u64, u64)> {
         let dense = self.gpu.download(&self.hist, "the latency histogram")?;
         let r = self.probe.read(self.gpu)?;
@@ -316,65 +385,28 @@ impl Backend for GpuBackend<'_> {
     }
 
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>> {
-        if req.steps > self.device.max_trace_steps {
-            return Err(Error::Usage(format!(
-                "a trace of {} records exceeds {}",
-                req.steps, self.device.max_trace_steps
-            )));
-        }
         let (n, stride) = (req.footprint / 4, (req.stride / 4).max(1));
-        let name = match req.path {
-            Path::Ca => "dissect_trace_ca",
-            Path::Cg => "dissect_trace_cg",
-            Path::Nc => "dissect_trace_nc",
-            Path::Tex => "dissect_trace_tex",
-            Path::Const | Path::Tlb => {
-                return Err(Error::Usage(format!("no trace kernel for the {} path", req.path.label())));
-            }
-        };
-        let f = self.f(name)?;
-        self.probe.set(self.gpu, 0)?;
         self.chase_array(n, stride)?;
-        if req.cold {
-            self.flush_l2()?;
+        self.run_trace(req.path, n, 0, req.warm_steps, req.steps, req.cold)
+    }
+
+    fn sequence_trace(&mut self, path: Path, footprint: u64, offsets: &[u64]) -> Result<Vec<u32>> {
+        let n = footprint / 4;
+        if offsets.is_empty() || offsets.iter().any(|o| o / 4 >= n) {
+            return Err(Error::Usage("a probe sequence must lie inside its footprint".into()));
         }
-        let (warm, steps) = (req.warm_steps, req.steps as u32);
-        let cfg = one_thread(steps * 4);
-        let stream = self.gpu.stream().clone();
-        let launched = if req.path == Path::Tex {
-            let tex = self.texture(n)?;
-            let handle: u64 = tex.0;
-            // SAFETY: dissect_trace_tex(u64, u64, u32, u32* out[steps], gb_probe*).
-            let r = unsafe {
-                stream
-                    .launch_builder(&f)
-                    .arg(&handle)
-                    .arg(&warm)
-                    .arg(&steps)
-                    .arg(&self.out)
-                    .arg(self.probe.buffer())
-                    .launch(cfg)
-            };
-            self.gpu.synchronize("a texture trace")?;
-            r
-        } else {
-            let buf = self.buf.as_ref().expect("allocated");
-            // SAFETY: dissect_trace_*(const u32*, u64, u32, u32* out[steps], gb_probe*).
-            unsafe {
-                stream
-                    .launch_builder(&f)
-                    .arg(buf)
-                    .arg(&warm)
-                    .arg(&steps)
-                    .arg(&self.out)
-                    .arg(self.probe.buffer())
-                    .launch(cfg)
-            }
-        };
-        launched.cuda_context(|| format!("launching {name}"))?;
-        let mut out = self.gpu.download(&self.out, "the trace record")?;
-        out.truncate(steps as usize);
-        Ok(out)
+        if self.buf.as_ref().is_none_or(|b| (b.len() as u64) < n) {
+            self.buf = None;
+            self.buf = Some(self.gpu.alloc_zeros::<u32>(n as usize, "the chase array")?);
+        }
+        let mut host = vec![0u32; n as usize];
+        for (k, o) in offsets.iter().enumerate() {
+            host[(o / 4) as usize] = (offsets[(k + 1) % offsets.len()] / 4) as u32;
+        }
+        let buf = self.buf.as_mut().expect("allocated above");
+        let mut view = buf.slice_mut(0..n as usize);
+        self.gpu.stream().memcpy_htod(&host, &mut view).cuda_context(|| "writing a probe sequence".into())?;
+        self.run_trace(path, n, (offsets[0] / 4) as u32, 0, offsets.len() as u64, false)
     }
 
     fn smem_stride(&mut self, stride_words: u32) -> Result<f64> {

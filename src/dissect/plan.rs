@@ -279,6 +279,7 @@ impl<B: Backend> Runner<'_, B> {
             warm_steps: req.warm_steps,
             cold: req.cold,
             latencies,
+            order: Vec::new(),
         })
     }
 
@@ -375,6 +376,7 @@ impl<B: Backend> Runner<'_, B> {
             return Ok(());
         }
         let laps = (max / lap).max(1);
+        let mut sets = Vec::new();
         for r in 0..self.opts.set_traces as u64 {
             self.tell(format!("{label} set trace {}", r + 1));
             let req = TraceRequest {
@@ -385,8 +387,29 @@ impl<B: Backend> Runner<'_, B> {
                 steps: laps * lap,
                 cold: false,
             };
-            let t = self.trace(req, format!("sets/{label}/{r}"))?;
-            self.sweeps.traces.push(t);
+            sets.push(self.trace(req, format!("sets/{label}/{r}"))?);
+        }
+        let refs: Vec<&Trace> = sets.iter().collect();
+        let probes =
+            traces::set_structure(&refs, lo, window).and_then(|s| traces::policy_probes(&s.conflict_lines, line));
+        self.sweeps.traces.extend(sets);
+        // The policy probes: sequences over the overfull set's lines, from a cold L1.
+        let Some((x, y)) = probes else { return Ok(()) };
+        for r in 0..self.opts.set_traces {
+            for (name, order) in [("policy-x", &x), ("policy-y", &y)] {
+                self.tell(format!("{label} policy probe {name} {}", r + 1));
+                let latencies = self.b.sequence_trace(path, footprint, order)?;
+                self.sweeps.traces.push(Trace {
+                    id: format!("{name}/{label}/{r}"),
+                    path,
+                    footprint_bytes: footprint,
+                    stride_bytes: line,
+                    warm_steps: 0,
+                    cold: false,
+                    latencies,
+                    order: order.clone(),
+                });
+            }
         }
         Ok(())
     }

@@ -590,6 +590,26 @@ impl Backend for SimGpu {
         Ok(self.run(req.path, req.footprint, req.stride, req.warm_steps, req.steps))
     }
 
+    fn sequence_trace(&mut self, path: Path, footprint: u64, offsets: &[u64]) -> Result<Vec<u32>> {
+        if offsets.iter().any(|o| *o >= footprint) {
+            return Err(Error::Usage("simulated sequence leaves its footprint".into()));
+        }
+        let ways = (path == Path::Ca).then_some(self.cfg.l1_ways_in_trace);
+        self.l1_with_ways(path, ways);
+        for &o in offsets {
+            self.l2.access(o);
+            if let Some(near) = &mut self.l2_near {
+                near.access(o);
+            }
+        }
+        let mut out = Vec::with_capacity(offsets.len());
+        for &o in offsets {
+            let s = self.access(path, o);
+            out.push(self.noisy(s.cycles));
+        }
+        Ok(out)
+    }
+
     fn smem_stride(&mut self, stride_words: u32) -> Result<f64> {
         let (banks, width, base, per_way) = self.cfg.smem;
         let mut words_per_bank: Vec<Vec<u64>> = vec![Vec::new(); banks as usize];

@@ -200,7 +200,10 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
             d.found_number(&format!("{prefix}.ways"), &s.ways, "ways");
             d.found_number(&format!("{prefix}.sets"), &s.sets, "sets");
             d.found_text(&format!("{prefix}.set_mapping"), &s.mapping);
-            d.found_text(&format!("{prefix}.replacement"), &s.policy);
+            let xs = sweeps.traces_with(&format!("policy-x/{label}/"));
+            let ys = sweeps.traces_with(&format!("policy-y/{label}/"));
+            let policy = traces::policy(&s.policy, &xs, &ys, b);
+            d.found_text(&format!("{prefix}.replacement"), &policy);
             for t in &sets {
                 for &l in &s.conflict_lines {
                     d.mark(&t.id, l, String::new());
@@ -208,7 +211,7 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
             }
             row.ways = Some(s.ways.value);
             row.sets = Some(s.sets.value);
-            row.policy = Some(s.policy.value.clone());
+            row.policy = Some(policy.value.clone());
             row.mapping = Some(s.mapping.value.clone());
         }
     }

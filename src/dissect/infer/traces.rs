@@ -190,6 +190,64 @@ pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Op
     })
 }
 
+/// The two policy probes over the lines of one set (`lines`: ways + 1 line indices, `line`
+/// bytes each), as byte offsets visited once each from a cold cache. Both first fill the set
+/// with the first `ways` lines. Probe X touches the second half of them again, then the first
+/// line, brings in the extra line and reads the second line: LRU has evicted it (miss), FIFO
+/// evicted the first line and tree pseudo-LRU one of the second half (hit). Probe Y touches the
+/// first line again, brings in the extra line and reads the first line: only FIFO has evicted
+/// it. Returns None for fewer than two ways.
+pub fn policy_probes(lines: &[u64], line: u64) -> Option<(Vec<u64>, Vec<u64>)> {
+    let w = lines.len().checked_sub(1)?;
+    if w < 2 || line < 12 {
+        return None;
+    }
+    let at = |k: usize, word: u64| lines[k] * line + 4 * word;
+    let fill: Vec<u64> = (0..w).map(|k| at(k, 0)).collect();
+    let mut x = fill.clone();
+    x.extend((w / 2..w).map(|k| at(k, 1)));
+    x.extend([at(0, 1), at(w, 0), at(1, 2)]);
+    let mut y = fill;
+    y.extend([at(0, 1), at(w, 0), at(0, 2)]);
+    Some((x, y))
+}
+
+/// The replacement policy from the cyclic traces' periodicity and the probes' last accesses.
+pub fn policy(cyclic: &Found<String>, x: &[&Trace], y: &[&Trace], window: (f64, f64)) -> Found<String> {
+    if cyclic.value != "lru" || x.is_empty() || y.is_empty() {
+        return cyclic.clone();
+    }
+    let last_missed = |ts: &[&Trace]| {
+        let n = ts.iter().filter(|t| t.latencies.last().is_some_and(|l| is_miss(*l, window))).count();
+        n as f64 / ts.len() as f64
+    };
+    // The fill of a cold set must miss on every line; otherwise the probe says nothing.
+    let ways = y[0].order.len().saturating_sub(3);
+    let filled = x.iter().chain(y).all(|t| t.latencies.iter().take(ways).all(|l| is_miss(*l, window)));
+    let (xm, ym) = (last_missed(x), last_missed(y));
+    let decided = |v: f64| (2.0 * (v - 0.5)).abs();
+    let (value, agree) = if ym >= 0.75 {
+        ("fifo", decided(ym))
+    } else if xm >= 0.75 && ym <= 0.25 {
+        ("lru", decided(xm).min(decided(ym)))
+    } else if xm <= 0.25 && ym <= 0.25 {
+        ("plru", decided(xm).min(decided(ym)))
+    } else {
+        ("lru", 0.3)
+    };
+    Found {
+        value: value.to_string(),
+        confidence: cyclic.confidence * agree * if filled { 1.0 } else { 0.3 },
+        method: format!(
+            "{}; probes: re-used line evicted in {:.0}% (FIFO test), second line evicted in {:.0}% (LRU vs pseudo-LRU) of {} runs",
+            cyclic.method,
+            100.0 * ym,
+            100.0 * xm,
+            x.len()
+        ),
+    }
+}
+
 /// Cold-miss granularity: the spacing in bytes between misses of a cold sequential trace.
 pub fn cold_miss_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> {
     let missed: Vec<u64> =
@@ -265,6 +323,7 @@ mod tests {
             warm_steps: 0,
             cold: false,
             latencies,
+            order: Vec::new(),
         }
     }
 
@@ -301,6 +360,14 @@ mod tests {
         assert_eq!(s.ways.value, 2);
         assert_eq!(s.mapping.value, "hashed");
         assert_eq!(s.policy.value, "non-lru");
+    }
+
+    #[test]
+    fn probes_revisit_lines_at_other_words() {
+        let (x, y) = policy_probes(&[0, 4, 8, 12, 16], 128).unwrap();
+        assert_eq!(x, vec![0, 512, 1024, 1536, 1024 + 4, 1536 + 4, 4, 2048, 512 + 8]);
+        assert_eq!(y, vec![0, 512, 1024, 1536, 4, 2048, 8]);
+        assert!(policy_probes(&[0, 4], 128).is_none());
     }
 
     #[test]
