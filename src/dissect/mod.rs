@@ -25,11 +25,11 @@ pub use plan::{Options, Progress};
 use crate::device::Gpu;
 use crate::error::Result;
 
-/// Runs every sweep of the plan on `gpu`.
-pub fn measure(gpu: &Gpu, opts: Options, progress: &mut dyn FnMut(&Progress)) -> Result<Sweeps> {
+/// Runs every sweep of the plan on `gpu`; on a failure the outcome keeps what was measured.
+pub fn measure(gpu: &Gpu, opts: Options, progress: &mut dyn FnMut(&Progress)) -> Result<plan::Outcome> {
     let mut backend = gpu::GpuBackend::new(gpu)?;
     let created = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let mut sweeps = plan::run(&mut backend, opts, created, Some(gpu.stack().clone()), progress)?;
-    sweeps.kernels = backend.provenance();
-    Ok(sweeps)
+    let mut out = plan::run_all(&mut backend, opts, created, Some(gpu.stack().clone()), progress);
+    out.sweeps.kernels = backend.provenance();
+    Ok(out)
 }

@@ -87,6 +87,15 @@ struct Runner<'a, B: Backend> {
     stage: usize,
 }
 
+/// What a run measured, and the error that stopped it early, if one did (the sweeps then
+/// hold everything measured before it, so that nothing measured is lost).
+pub struct Outcome {
+    /// The sweeps.
+    pub sweeps: Sweeps,
+    /// The error that ended the run early.
+    pub error: Option<crate::error::Error>,
+}
+
 /// Runs every sweep of the plan on `backend`.
 pub fn run<B: Backend>(
     backend: &mut B,
@@ -95,29 +104,27 @@ pub fn run<B: Backend>(
     stack: Option<crate::results::Stack>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Sweeps> {
+    let out = run_all(backend, opts, created_unix_s, stack, progress);
+    match out.error {
+        Some(e) => Err(e),
+        None => Ok(out.sweeps),
+    }
+}
+
+/// Like [`run`], but keeps what was measured when a stage fails.
+pub fn run_all<B: Backend>(
+    backend: &mut B,
+    opts: Options,
+    created_unix_s: u64,
+    stack: Option<crate::results::Stack>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Outcome {
     let started = std::time::Instant::now();
     let device = backend.device().clone();
     let mut r = Runner { b: backend, opts, sweeps: Sweeps::new(device, stack, created_unix_s), progress, stage: 0 };
-    r.sweeps.timer_overhead_cycles = r.b.timer_overhead()?;
-    r.stride_sweeps()?;
-    r.stage = 1;
-    r.footprint_sweeps()?;
-    r.stage = 2;
-    for path in [Path::Ca, Path::Nc, Path::Tex] {
-        r.l1_traces(path)?;
-    }
-    r.stage = 3;
-    r.cold_traces()?;
-    r.stage = 4;
-    r.tlb()?;
-    r.stage = 5;
-    r.carveouts()?;
-    r.stage = 6;
-    r.banks()?;
-    r.stage = 7;
-    r.constant()?;
+    let error = r.stages().err();
     r.sweeps.wall_time_s = started.elapsed().as_secs_f64();
-    Ok(r.sweeps)
+    Outcome { sweeps: r.sweeps, error }
 }
 
 /// Footprints from `lo` to `hi`, `per_octave` per octave, multiples of `stride`.
@@ -156,6 +163,27 @@ pub fn miss_window(sweeps: &Sweeps, id: &str) -> Option<(f64, f64)> {
 }
 
 impl<B: Backend> Runner<'_, B> {
+    fn stages(&mut self) -> Result<()> {
+        self.sweeps.timer_overhead_cycles = self.b.timer_overhead()?;
+        self.stride_sweeps()?;
+        self.stage = 1;
+        self.footprint_sweeps()?;
+        self.stage = 2;
+        for path in [Path::Ca, Path::Nc, Path::Tex] {
+            self.l1_traces(path)?;
+        }
+        self.stage = 3;
+        self.cold_traces()?;
+        self.stage = 4;
+        self.tlb()?;
+        self.stage = 5;
+        self.carveouts()?;
+        self.stage = 6;
+        self.banks()?;
+        self.stage = 7;
+        self.constant()
+    }
+
     fn tell(&mut self, label: String) {
         (self.progress)(&Progress { stage: self.stage, stages: STAGES.len(), label });
     }

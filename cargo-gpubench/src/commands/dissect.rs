@@ -15,10 +15,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::cli::DissectArgs;
 
 pub fn dissect(args: DissectArgs) -> Result<i32> {
-    let (sweeps, out, measured) = match &args.from {
+    let (sweeps, out, measured, failure) = match &args.from {
         Some(dir) => {
             let sweeps = output::read_sweeps(dir)?;
-            (sweeps, args.out.clone().unwrap_or_else(|| dir.clone()), false)
+            (sweeps, args.out.clone().unwrap_or_else(|| dir.clone()), false, None)
         }
         None => {
             let gpu = Gpu::open(args.device)?;
@@ -37,11 +37,12 @@ pub fn dissect(args: DissectArgs) -> Result<i32> {
                 }
                 None => {}
             };
-            let sweeps = dissect::measure(&gpu, opts, &mut show);
+            let outcome = dissect::measure(&gpu, opts, &mut show);
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
-            (sweeps?, out, true)
+            let outcome = outcome?;
+            (outcome.sweeps, out, true, outcome.error)
         }
     };
     let d = dissect::analyze(&sweeps);
@@ -53,7 +54,13 @@ pub fn dissect(args: DissectArgs) -> Result<i32> {
         println!("{}", output::report_text(&sweeps, &d));
     }
     eprintln!("{} files written under {}", files.len(), out.display());
-    Ok(exit::OK)
+    match failure {
+        Some(e) => {
+            eprintln!("the sweeps stopped early; the folder holds what was measured before:");
+            Err(e)
+        }
+        None => Ok(exit::OK),
+    }
 }
 
 fn default_folder() -> PathBuf {

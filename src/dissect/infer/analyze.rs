@@ -189,6 +189,7 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
     });
     let capacity = cap_curve.and_then(|c| levels::fit(c, overhead).levels.first().and_then(|l| l.capacity.clone()));
     if let (Some(b), Some(cap)) = (window, capacity) {
+        d.mark(&format!("trace-capacity/{label}"), cap.last_clean, format!("{} B", cap.last_clean));
         if let Some(t) = sweeps.traces.iter().find(|t| t.id == format!("line/{label}")) {
             if let Some(line) = traces::line_bytes(t, b) {
                 d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
