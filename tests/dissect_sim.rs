@@ -30,6 +30,7 @@ fn check_l1(d: &Dissection, g: Geometry, trace_ways: u64, policy: &str, mapping:
     expect(d, "l1.size_bytes", g.bytes() as f64);
     expect(d, "l1.line_bytes", g.line as f64);
     expect(d, "l1.ways", trace_ways as f64);
+    expect(d, "l1.trace_size_bytes", (g.sets * trace_ways * g.line) as f64);
     expect(d, "l1.sets", g.sets as f64);
     expect_text(d, "l1.set_mapping", mapping);
     expect_text(d, "l1.replacement", policy);

@@ -76,15 +76,21 @@ fn bytes(v: Option<u64>) -> String {
     v.map(|b| plot::human(b as f64)).unwrap_or_else(|| "-".into())
 }
 
-/// Seed 000's table: level, size, line, fetch, sets, ways, latency, policy, mapping.
+/// Seed 000's table: level, size, line, fetch, sets, ways, latency, policy, mapping. Sets and
+/// ways come from the traces, whose kernel holds shared memory: their product with the line is
+/// the capacity "in traces".
 pub fn summary_table(d: &Dissection) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     t.set_header(vec!["level", "size", "line", "fetch", "sets", "ways", "latency (cycles)", "policy", "mapping"]);
     for r in &d.rows {
+        let size = match r.trace_size_bytes {
+            Some(t) => format!("{} ({} in traces)", bytes(r.size_bytes), bytes(Some(t))),
+            None => bytes(r.size_bytes),
+        };
         t.add_row(vec![
             Cell::new(&r.level),
-            Cell::new(bytes(r.size_bytes)).set_alignment(CellAlignment::Right),
+            Cell::new(size).set_alignment(CellAlignment::Right),
             Cell::new(bytes(r.line_bytes)).set_alignment(CellAlignment::Right),
             Cell::new(bytes(r.fetch_bytes)).set_alignment(CellAlignment::Right),
             Cell::new(opt(r.sets)).set_alignment(CellAlignment::Right),

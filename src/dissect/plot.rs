@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 const SIZE: (u32, u32) = (900, 520);
 /// Accesses of a trace drawn at most.
-const TRACE_POINTS: usize = 6000;
+const TRACE_POINTS: usize = 4000;
 
 /// A file name for a curve or trace id: "size/ca" -> "size_ca.svg".
 pub fn file_name(id: &str) -> String {
@@ -42,7 +42,9 @@ pub fn write_all(dir: &FsPath, sweeps: &Sweeps, d: &Dissection) -> Result<Vec<st
         tlb_plot(&path, &tlb, d, overhead)?;
         written.push(path);
     }
-    for t in &sweeps.traces {
+    // Every trace but the short policy probes and all but the first set trace of a path.
+    let plotted = |t: &&Trace| !t.id.starts_with("policy-") && !(t.id.starts_with("sets/") && !t.id.ends_with("/0"));
+    for t in sweeps.traces.iter().filter(plotted) {
         let path = dir.join(file_name(&format!("trace/{}", t.id)));
         let marks: Vec<u64> =
             d.marks.iter().find(|m| m.id == t.id).map(|m| m.knees.iter().map(|k| k.0).collect()).unwrap_or_default();

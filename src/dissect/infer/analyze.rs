@@ -16,6 +16,9 @@ pub struct Row {
     pub level: String,
     /// Capacity or reach, bytes.
     pub size_bytes: Option<u64>,
+    /// Capacity the trace kernel sees (sets x ways x line), bytes.
+    #[serde(default)]
+    pub trace_size_bytes: Option<u64>,
     /// Line (eviction unit) or page, bytes.
     pub line_bytes: Option<u64>,
     /// Fetch granularity (sector), bytes.
@@ -189,7 +192,18 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
     });
     let capacity = cap_curve.and_then(|c| levels::fit(c, overhead).levels.first().and_then(|l| l.capacity.clone()));
     if let (Some(b), Some(cap)) = (window, capacity) {
-        d.mark(&format!("trace-capacity/{label}"), cap.last_clean, format!("{} B", cap.last_clean));
+        let id = format!("trace-capacity/{label}");
+        d.mark(&id, cap.last_clean, format!("{} B", cap.last_clean));
+        d.number_fact(
+            &format!("{prefix}.trace_size_bytes"),
+            cap.last_clean,
+            "bytes",
+            cap.confidence,
+            format!(
+                "{id}: largest footprint without misses for the trace kernel, whose shared memory shrinks the L1 (sets x ways x line)"
+            ),
+        );
+        row.trace_size_bytes = Some(cap.last_clean);
         if let Some(t) = sweeps.traces.iter().find(|t| t.id == format!("line/{label}")) {
             if let Some(line) = traces::line_bytes(t, b) {
                 d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
@@ -258,9 +272,6 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
     if let Some(t) = cold {
         if let Some(f) = boundary(t).and_then(|b| traces::cold_miss_bytes(t, b)) {
             d.found_number("l2.cold_miss_bytes", &f, "bytes");
-            if let Some(r) = rows.iter_mut().find(|r| r.level == "L2") {
-                r.line_bytes = Some(f.value);
-            }
         }
     }
     if let (Some(c), Some(t)) = (cold, sweeps.traces.iter().find(|t| t.id == "prefetch/cg")) {
@@ -288,7 +299,7 @@ fn tlb_facts(d: &mut Dissection, sweeps: &Sweeps) {
             size_bytes: Some(level.reach.value),
             line_bytes: Some(fit.page.value),
             ways: Some(level.entries.value),
-            latency_cycles: Some(level.miss_penalty_cycles),
+            policy: Some(format!("+{:.0} cycles per miss", level.miss_penalty_cycles)),
             ..Row::default()
         });
     }

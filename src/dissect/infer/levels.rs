@@ -67,11 +67,12 @@ pub fn roundest(lo: u64, hi: u64, tolerance: f64) -> u64 {
 /// Fits the levels of a footprint curve with its own clusters.
 pub fn fit(curve: &Curve, overhead: f64) -> CurveFit {
     let hists: Vec<_> = curve.points.iter().map(|p| &p.hist).collect();
-    fit_with(&curve.points, cluster::find(&hists), overhead)
+    fit_with(&curve.points, cluster::find(&hists), overhead, curve.stride_bytes)
 }
 
-/// Fits the levels of `points` (ascending footprints) with given clusters.
-pub fn fit_with(points: &[Point], clusters: Clusters, overhead: f64) -> CurveFit {
+/// Fits the levels of `points` (ascending footprints, multiples of `resolution` bytes) with
+/// given clusters.
+pub fn fit_with(points: &[Point], clusters: Clusters, overhead: f64, resolution: u64) -> CurveFit {
     let shares: Vec<Vec<f64>> = points.iter().map(|p| clusters.shares(&p.hist)).collect();
     let mut levels = Vec::new();
     for c in 0..clusters.centers.len() {
@@ -90,15 +91,16 @@ pub fn fit_with(points: &[Point], clusters: Clusters, overhead: f64) -> CurveFit
         let samples: Vec<f64> = medians.iter().map(|m| m - overhead).collect();
         medians.sort_by(f64::total_cmp);
         let latency = medians.get(medians.len() / 2).copied().unwrap_or(clusters.centers[c]) - overhead;
-        let capacity = clusters.bounds.get(c).and_then(|&b| knee(points, b, &clusters, c));
+        let capacity = clusters.bounds.get(c).and_then(|&b| knee(points, b, &clusters, c, resolution));
         levels.push(Level { cluster: c, latency_cycles: latency, samples, capacity });
     }
     CurveFit { clusters, levels }
 }
 
 /// The change point of the share of accesses faster than `boundary` (the upper bound of
-/// cluster `c`): the knee of the level that cluster belongs to.
-pub fn knee(points: &[Point], boundary: f64, clusters: &Clusters, c: usize) -> Option<Knee> {
+/// cluster `c`): the knee of the level that cluster belongs to. A bracket no wider than
+/// `resolution` bytes (the sweep's stride) is as sharp as the sweep can be.
+pub fn knee(points: &[Point], boundary: f64, clusters: &Clusters, c: usize, resolution: u64) -> Option<Knee> {
     let dirty: Vec<f64> = points.iter().map(|p| 1.0 - p.hist.fraction_below(boundary)).collect();
     let floor = dirty.iter().copied().fold(f64::INFINITY, f64::min);
     let eps = (3.0 * floor).max(MIN_EPSILON);
@@ -111,7 +113,7 @@ pub fn knee(points: &[Point], boundary: f64, clusters: &Clusters, c: usize) -> O
     let separation = clusters.centers.get(c + 1).map(|n| n / clusters.centers[c]).unwrap_or(2.0);
     let s_sep = ((separation - 1.0) / 0.25).clamp(0.0, 1.0);
     let width = hi as f64 / lo as f64 - 1.0;
-    let s_width = if width <= 0.02 { 1.0 } else { (0.02 / width).sqrt().max(0.3) };
+    let s_width = if width <= 0.02 || hi - lo <= resolution { 1.0 } else { (0.02 / width).sqrt().max(0.3) };
     let s_clean = 1.0 / (1.0 + violations as f64);
     let depth = dirty[first..].iter().copied().fold(0.0, f64::max);
     let s_depth = (depth / 0.5).min(1.0);

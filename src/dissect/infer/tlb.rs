@@ -50,7 +50,7 @@ pub fn fit(curves: &[&Curve]) -> Option<TlbFit> {
         .iter()
         .map(|c| {
             let k = (0..clusters.bounds.len())
-                .map(|i| knee(&c.points, clusters.bounds[i], &clusters, i).map(|k| k.value))
+                .map(|i| knee(&c.points, clusters.bounds[i], &clusters, i, c.stride_bytes).map(|k| k.value))
                 .collect();
             (c.stride_bytes, k)
         })
