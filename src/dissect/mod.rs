@@ -2,9 +2,17 @@
 //! traces (seeds 000, 001, 002), each value with a confidence.
 //!
 //! Layers: [`data`] (the raw sweeps, saved as JSON), [`backend`] (what a machine must answer),
-//! [`plan`] (which sweeps to run, derived from the device), [`gpu`] (the kernels),
-//! [`sim`] (a cache simulator of known geometry), [`infer`] (pure inference: facts from
-//! sweeps), [`report`] and [`plot`] (table, JSON, SVG).
+//! [`plan`] (which sweeps to run, derived from the device), [`gpu`] (the kernels of
+//! `kernels/dissect.cu`), [`sim`] (a trace-driven cache simulator of known geometry that
+//! answers like the GPU), [`infer`] (pure inference: facts from sweeps), [`output`] and
+//! [`plot`] (tables, JSON documents, SVG).
+//!
+//! Measured with: per-access cycle histograms of dependent chases (`ld.ca`, `ld.cg`, `ld.nc`,
+//! texture, constant, 64-bit `ld.cg` for the TLBs), per-access traces recorded in shared memory,
+//! one warp's shared-memory and constant-memory latencies. The family `latency`'s `Chaser` times
+//! a whole window per launch for criterion; the dissection needs each access's latency, chases
+//! initialised only where they go (TLB footprints of tens of GiB), 64-bit indices and the
+//! texture and constant paths, hence its own kernels.
 
 pub mod backend;
 pub mod data;

@@ -43,7 +43,7 @@ pub fn write_all(dir: &FsPath, sweeps: &Sweeps, d: &Dissection) -> Result<Vec<st
         written.push(path);
     }
     // Every trace but the short policy probes and all but the first set trace of a path.
-    let plotted = |t: &&Trace| !t.id.starts_with("policy-") && !(t.id.starts_with("sets/") && !t.id.ends_with("/0"));
+    let plotted = |t: &&Trace| !t.id.starts_with("policy-") && (!t.id.starts_with("sets/") || t.id.ends_with("/0"));
     for t in sweeps.traces.iter().filter(plotted) {
         let path = dir.join(file_name(&format!("trace/{}", t.id)));
         let marks: Vec<u64> =

@@ -141,7 +141,7 @@ impl Cache {
             let mid = (lo + hi) / 2;
             if way < mid {
                 self.plru[set] |= 1 << node;
-                node = 2 * node;
+                node *= 2;
                 hi = mid;
             } else {
                 self.plru[set] &= !(1 << node);
@@ -160,7 +160,7 @@ impl Cache {
                 node = 2 * node + 1;
                 lo = mid;
             } else {
-                node = 2 * node;
+                node *= 2;
                 hi = mid;
             }
         }
@@ -510,7 +510,7 @@ impl SimGpu {
     /// Initialises the visited elements (they pass through the L2, as the GPU's init kernel's
     /// stores do) and resets the per-launch caches.
     fn launch(&mut self, path: Path, footprint: u64, stride: u64, ways: Option<u64>) -> Result<()> {
-        if stride == 0 || footprint < stride || footprint % stride != 0 {
+        if stride == 0 || footprint < stride || !footprint.is_multiple_of(stride) {
             return Err(Error::Usage(format!("simulated chase: footprint {footprint} is not a multiple of {stride}")));
         }
         if path == Path::Const {

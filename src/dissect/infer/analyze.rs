@@ -204,11 +204,10 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
             ),
         );
         row.trace_size_bytes = Some(cap.last_clean);
-        if let Some(t) = sweeps.traces.iter().find(|t| t.id == format!("line/{label}")) {
-            if let Some(line) = traces::line_bytes(t, b) {
-                d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
-                row.line_bytes = Some(line.value);
-            }
+        let line_trace = sweeps.traces.iter().find(|t| t.id == format!("line/{label}"));
+        if let Some(line) = line_trace.and_then(|t| traces::line_bytes(t, b)) {
+            d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
+            row.line_bytes = Some(line.value);
         }
         let sets = sweeps.traces_with(&format!("sets/{label}/"));
         if let Some(s) = traces::set_structure(&sets, cap.last_clean, b) {
@@ -269,10 +268,8 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
         let h = Histogram::of_latencies(2, &t.latencies);
         cluster::find(&[&h]).miss_window()
     };
-    if let Some(t) = cold {
-        if let Some(f) = boundary(t).and_then(|b| traces::cold_miss_bytes(t, b)) {
-            d.found_number("l2.cold_miss_bytes", &f, "bytes");
-        }
+    if let Some(f) = cold.and_then(|t| boundary(t).and_then(|b| traces::cold_miss_bytes(t, b))) {
+        d.found_number("l2.cold_miss_bytes", &f, "bytes");
     }
     if let (Some(c), Some(t)) = (cold, sweeps.traces.iter().find(|t| t.id == "prefetch/cg")) {
         // The hit/miss boundary of the cold trace applies to the prefetch trace too.

@@ -131,7 +131,7 @@ pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Op
     let lines: Vec<u64> = union.iter().copied().collect();
     let gaps: Vec<u64> = lines.windows(2).map(|w| w[1] - w[0]).collect();
     let equal = gaps.iter().all(|g| *g == gaps[0]);
-    let sets_exact = capacity % (ways * line) == 0;
+    let sets_exact = capacity.is_multiple_of(ways * line);
     let sets_value = (capacity as f64 / (ways * line) as f64).round().max(1.0) as u64;
     let n = laps.len() as f64;
     let policy = if periodic {
@@ -341,7 +341,7 @@ mod tests {
     fn periodic_equally_spaced_misses_are_lru_bit_defined() {
         // 4 sets x 2 ways of 128 B: capacity 1 KiB, footprint 9 lines; set 0 holds lines 0, 4, 8.
         let lap = 9u64;
-        let lat: Vec<u32> = (0..4 * lap).map(|i| if (i % lap) % 4 == 0 { 300 } else { 40 }).collect();
+        let lat: Vec<u32> = (0..4 * lap).map(|i| if (i % lap).is_multiple_of(4) { 300 } else { 40 }).collect();
         let t = trace(128, lap * 128, lat);
         let s = set_structure(&[&t], 1024, W).unwrap();
         assert_eq!((s.ways.value, s.sets.value), (2, 4));
