@@ -42,4 +42,6 @@ kernel_sources! {
     SHARED_BANKS = "shared_banks";
     /// Global atomic throughput.
     ATOMICS = "atomics";
+    /// Memory-hierarchy dissection: per-access histograms and traces.
+    DISSECT = "dissect";
 }

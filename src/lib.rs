@@ -11,6 +11,7 @@
 //! Errors and exit codes are defined once, in [`error`].
 
 pub mod device;
+pub mod dissect;
 pub mod error;
 pub mod experiments;
 pub mod families;

@@ -40,6 +40,8 @@ pub enum Command {
     Info(InfoArgs),
     /// Let the GPU idle, then chase pointers while its clock ramps up: raw latency (ns) moves, cycles hold.
     Ramp(RampArgs),
+    /// Infer the memory hierarchy (cache sizes, lines, sets, ways, policy, TLB, banks) from latency sweeps and per-access traces.
+    Dissect(DissectArgs),
 }
 
 /// Options of a benchmark run (the default command).
@@ -166,6 +168,30 @@ pub struct RampArgs {
     pub output: Option<PathBuf>,
 
     /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DissectArgs {
+    /// Folder for the report, JSON and plots [default: <target>/gpubench/dissect, or
+    /// ./gpubench-dissect outside a cargo workspace; with --from, that folder].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Infer again from the sweeps saved in a dissect folder, without a GPU.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+
+    /// Coarser sweeps and fewer traces: a smoke run.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// CUDA ordinal of the GPU to measure.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub device: usize,
+
+    /// Print dissect.json to stdout instead of the tables.
     #[arg(long)]
     pub json: bool,
 }

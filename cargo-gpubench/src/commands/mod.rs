@@ -1,6 +1,7 @@
 //! One module per command; each returns the process exit code or an error.
 
 mod archive;
+mod dissect;
 mod info;
 mod kernels;
 mod ramp;
@@ -20,5 +21,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Report(r)) => report::report(r),
         Some(Command::Info(i)) => info::info(i),
         Some(Command::Ramp(r)) => ramp::ramp(r),
+        Some(Command::Dissect(d)) => dissect::dissect(d),
     }
 }

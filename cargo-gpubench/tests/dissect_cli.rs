@@ -1,0 +1,42 @@
+//! `cargo gpubench dissect --from DIR` on a saved (simulated) run: tables, JSON, files, errors.
+
+use std::process::Command;
+
+use gpubench::dissect::plan::{self, Options};
+use gpubench::dissect::sim::{SimConfig, SimGpu};
+use gpubench::dissect::{analyze, write_folder};
+
+fn cli() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cargo-gpubench"))
+}
+
+#[test]
+fn dissect_from_a_saved_folder() {
+    let mut gpu = SimGpu::new(SimConfig::small("cli"));
+    let sweeps = plan::run(&mut gpu, Options::QUICK, 0, None, &mut |_| {}).unwrap();
+    let src = tempfile::tempdir().unwrap();
+    write_folder(src.path(), &sweeps, &analyze(&sweeps), true).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r =
+        cli().args(["gpubench", "dissect", "--from"]).arg(src.path()).arg("--out").arg(out.path()).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(text.contains("L1 (ld.ca)") && text.contains("smem.banks"), "{text}");
+    for f in ["dissect.json", "results.json", "report.txt", "plots/size_ca.svg"] {
+        assert!(out.path().join(f).is_file(), "{f} missing");
+    }
+    assert!(!out.path().join("sweeps.json").exists(), "an offline run does not copy the sweeps");
+    let r = cli().args(["dissect", "--json", "--from"]).arg(src.path()).arg("--out").arg(out.path()).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(doc["schema"], "gpubench.dissect/1");
+    assert!(doc["dissection"]["facts"].as_array().unwrap().len() > 20);
+}
+
+#[test]
+fn dissect_from_a_folder_without_sweeps_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = cli().args(["dissect", "--from"]).arg(dir.path()).output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("no sweeps.json") && err.lines().count() == 1, "{err}");
+}

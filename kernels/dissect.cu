@@ -1,0 +1,165 @@
+// Memory-hierarchy dissection (seeds 000, 001, 002): one thread chases j = a[j] through an
+// array whose visited elements hold a[i] = (i + stride) % n, and times every access on its own
+// with the SM's 32-bit cycle counter. Each access is bracketed as
+//     t0 = clock; j = load(a + j); sink = j; t1 = clock
+// where the store of j to shared memory cannot issue before the load returns, so t1 - t0 covers
+// exactly one load and its use. Histogram kernels count the cycles in 2-cycle bins; trace
+// kernels record every access in shared memory and copy the record out at the end; they start
+// at element `start`, so that a host-written chain (a policy probe) can begin anywhere.
+
+#define DISSECT_BIN_SHIFT 1
+#define DISSECT_BINS 2048
+
+__constant__ u32 dissect_const[16384];
+
+__device__ __forceinline__ u32 dissect_clock() {
+    u32 c;
+    asm volatile("mov.u32 %0, %%clock;" : "=r"(c) : : "memory");
+    return c;
+}
+
+__device__ __forceinline__ void dissect_keep(u32* sink, u32 v) {
+    asm volatile("st.volatile.shared.u32 [%0], %1;" : : "r"((u32)__cvta_generic_to_shared(sink)), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ u32 dissect_tex(u64 tex, u32 j) {
+    u32 r0, r1, r2, r3;
+    asm volatile("tex.1d.v4.u32.s32 {%0, %1, %2, %3}, [%4, {%5}];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "l"(tex), "r"(j));
+    return r0;
+}
+
+__device__ __forceinline__ u64 dissect_ld_cg64(const u64* p) {
+    u64 v;
+    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ u32 dissect_ld_const(u32 j) {
+    return dissect_const[j];
+}
+
+// Writes the visited elements only (a lap of n / stride accesses), so that huge footprints
+// cost nothing but their allocation.
+extern "C" __global__ void dissect_init(u32* a, u64 n, u64 stride) {
+    u64 laps = n / stride;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < laps; k += (u64)gridDim.x * blockDim.x)
+        a[k * stride] = (u32)(((k + 1) * stride) % n);
+}
+
+extern "C" __global__ void dissect_init64(u64* a, u64 n, u64 stride) {
+    u64 laps = n / stride;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < laps; k += (u64)gridDim.x * blockDim.x)
+        a[k * stride] = ((k + 1) * stride) % n;
+}
+
+// Reads a large buffer through L2 so that whatever was cached there is evicted.
+extern "C" __global__ void dissect_flush(const u32* buf, u64 n, gb_probe* p) {
+    u32 x = 0;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+        x ^= gb_ld_cg(buf + i);
+    if (x == 0x9E3779B9u) p->sink ^= x;
+}
+
+#define DISSECT_HIST_BODY(IDX, START, LOAD)                                             \
+    __shared__ u32 h[DISSECT_BINS];                                                     \
+    __shared__ u32 sink[1];                                                             \
+    for (u32 b = 0; b < DISSECT_BINS; ++b) h[b] = 0;                                    \
+    IDX j = START;                                                                      \
+    for (u64 i = 0; i < warm_steps; ++i) j = LOAD;                                      \
+    dissect_keep(sink, (u32)j);                                                         \
+    gb_stamp s = gb_stamp_begin();                                                      \
+    for (u64 i = 0; i < steps; ++i) {                                                   \
+        u32 t0 = dissect_clock();                                                       \
+        j = LOAD;                                                                       \
+        dissect_keep(sink, (u32)j);                                                     \
+        u32 t1 = dissect_clock();                                                       \
+        u32 bin = (t1 - t0) >> DISSECT_BIN_SHIFT;                                       \
+        h[bin < DISSECT_BINS ? bin : DISSECT_BINS - 1] += 1;                            \
+    }                                                                                   \
+    gb_stamp_end(s, p);                                                                 \
+    p->count += steps;                                                                  \
+    p->sink = (u64)j;                                                                   \
+    for (u32 b = 0; b < DISSECT_BINS; ++b)                                              \
+        if (h[b]) hist[b] += h[b];
+
+#define DISSECT_HIST_KERNEL(NAME, LOAD)                                                 \
+extern "C" __global__ void NAME(const u32* __restrict__ a, u64 warm_steps, u64 steps,   \
+                                u64* hist, gb_probe* p) {                               \
+    DISSECT_HIST_BODY(u32, 0u, LOAD(a + j))                                             \
+}
+
+DISSECT_HIST_KERNEL(dissect_hist_ca, gb_ld_ca)
+DISSECT_HIST_KERNEL(dissect_hist_cg, gb_ld_cg)
+DISSECT_HIST_KERNEL(dissect_hist_nc, gb_ld_nc)
+
+extern "C" __global__ void dissect_hist_tex(u64 tex, u64 warm_steps, u64 steps, u64* hist, gb_probe* p) {
+    DISSECT_HIST_BODY(u32, 0u, dissect_tex(tex, j))
+}
+
+extern "C" __global__ void dissect_hist_const(u64 warm_steps, u64 steps, u64* hist, gb_probe* p) {
+    DISSECT_HIST_BODY(u32, 0u, dissect_ld_const(j))
+}
+
+extern "C" __global__ void dissect_hist_tlb(const u64* __restrict__ a, u64 warm_steps, u64 steps, u64* hist,
+                                            gb_probe* p) {
+    DISSECT_HIST_BODY(u64, 0ull, dissect_ld_cg64(a + j))
+}
+
+// The timing bracket around no load: its cycles are the overhead in every recorded access.
+extern "C" __global__ void dissect_timer(u64 warm_steps, u64 steps, u64* hist, gb_probe* p) {
+    DISSECT_HIST_BODY(u32, 1u, (j ^ (u32)i))
+}
+
+#define DISSECT_TRACE_BODY(LOAD)                                                        \
+    extern __shared__ u32 rec[];                                                        \
+    __shared__ u32 sink[1];                                                             \
+    u32 j = start;                                                                      \
+    for (u64 i = 0; i < warm_steps; ++i) j = LOAD;                                      \
+    dissect_keep(sink, j);                                                              \
+    for (u32 i = 0; i < steps; ++i) {                                                   \
+        u32 t0 = dissect_clock();                                                       \
+        j = LOAD;                                                                       \
+        dissect_keep(sink, j);                                                          \
+        u32 t1 = dissect_clock();                                                       \
+        rec[i] = t1 - t0;                                                               \
+    }                                                                                   \
+    for (u32 i = 0; i < steps; ++i) out[i] = rec[i];                                    \
+    p->count += steps;                                                                  \
+    p->sink = j;
+
+#define DISSECT_TRACE_KERNEL(NAME, LOAD)                                                \
+extern "C" __global__ void NAME(const u32* __restrict__ a, u32 start, u64 warm_steps,   \
+                                u32 steps, u32* out, gb_probe* p) {                     \
+    DISSECT_TRACE_BODY(LOAD(a + j))                                                     \
+}
+
+DISSECT_TRACE_KERNEL(dissect_trace_ca, gb_ld_ca)
+DISSECT_TRACE_KERNEL(dissect_trace_cg, gb_ld_cg)
+DISSECT_TRACE_KERNEL(dissect_trace_nc, gb_ld_nc)
+
+extern "C" __global__ void dissect_trace_tex(u64 tex, u32 start, u64 warm_steps, u32 steps, u32* out,
+                                             gb_probe* p) {
+    DISSECT_TRACE_BODY(dissect_tex(tex, j))
+}
+
+// One warp; thread t chases its own self-loop at element (t % distinct) * spacing of the
+// constant array (which holds a[i] = i), so every access of the warp reads `distinct`
+// different addresses. Thread 0 times the warp's accesses.
+extern "C" __global__ void dissect_const_divergent(u32 distinct, u32 spacing, u32 steps, gb_probe* p) {
+    u32 j = (threadIdx.x % distinct) * spacing;
+    for (u32 i = 0; i < 64; ++i) j = dissect_const[j];
+    __syncwarp();
+    u64 c0 = gb_clock();
+    for (u32 i = 0; i < steps; i += 4) {
+        j = dissect_const[j]; j = dissect_const[j]; j = dissect_const[j]; j = dissect_const[j];
+    }
+    if (j == 0xFFFFFFFFu) p->count = 0;
+    u64 c1 = gb_clock();
+    if (threadIdx.x == 0) {
+        p->cycles += c1 - c0;
+        p->count += steps;
+    }
+    atomicXor(&p->sink, (u64)j);
+}

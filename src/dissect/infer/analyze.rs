@@ -1,0 +1,388 @@
+//! From saved sweeps to facts: runs every inference on a [`Sweeps`] record and gathers the
+//! facts (dotted names, confidence, method), the latencies (as per-point samples), the summary
+//! table's rows and the knees to mark on the plots.
+
+use serde::{Deserialize, Serialize};
+
+use super::traces::Found;
+use super::{banks, cluster, granularity, levels, tlb, traces};
+use crate::dissect::data::{Curve, Histogram, Path, Sweeps};
+use crate::results::{Fact, FactValue};
+
+/// One row of the summary table (seed 000's: level, size, line, sets, ways, latency, policy).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// "L1 (ld.ca)", "L2", "L1 TLB", ...
+    pub level: String,
+    /// Capacity or reach, bytes.
+    pub size_bytes: Option<u64>,
+    /// Capacity the trace kernel sees (sets x ways x line), bytes.
+    #[serde(default)]
+    pub trace_size_bytes: Option<u64>,
+    /// Line (eviction unit) or page, bytes.
+    pub line_bytes: Option<u64>,
+    /// Fetch granularity (sector), bytes.
+    pub fetch_bytes: Option<u64>,
+    /// Sets.
+    pub sets: Option<u64>,
+    /// Ways (or TLB entries, or banks).
+    pub ways: Option<u64>,
+    /// Hit latency, cycles.
+    pub latency_cycles: Option<f64>,
+    /// Replacement policy.
+    pub policy: Option<String>,
+    /// Set mapping.
+    pub mapping: Option<String>,
+}
+
+/// A latency measured at several sweep points, in cycles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySamples {
+    /// "l1.hit", "l2.near.hit", "dram", ...
+    pub name: String,
+    /// One value per sweep point the level served.
+    pub samples: Vec<f64>,
+}
+
+/// Knees of one curve, for the plots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Marks {
+    /// Curve or trace id.
+    pub id: String,
+    /// (x, label) of each knee.
+    pub knees: Vec<(u64, String)>,
+}
+
+/// Everything inferred from one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dissection {
+    /// Facts, in a stable order.
+    pub facts: Vec<Fact>,
+    /// Latencies with their per-point samples.
+    pub latencies: Vec<LatencySamples>,
+    /// Summary table.
+    pub rows: Vec<Row>,
+    /// Plot marks.
+    pub marks: Vec<Marks>,
+}
+
+impl Dissection {
+    /// The fact called `name`.
+    pub fn fact(&self, name: &str) -> Option<&Fact> {
+        self.facts.iter().find(|f| f.name == name)
+    }
+
+    /// The numeric value of fact `name`.
+    pub fn number(&self, name: &str) -> Option<f64> {
+        match self.fact(name)?.value {
+            FactValue::Number(v) => Some(v),
+            FactValue::Text(_) => None,
+        }
+    }
+
+    /// The text value of fact `name`.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        match &self.fact(name)?.value {
+            FactValue::Text(t) => Some(t),
+            FactValue::Number(_) => None,
+        }
+    }
+
+    fn number_fact(&mut self, name: &str, value: u64, unit: &str, confidence: f64, method: String) {
+        self.facts.push(Fact {
+            name: name.into(),
+            value: FactValue::Number(value as f64),
+            unit: unit.into(),
+            confidence: confidence.clamp(0.0, 1.0),
+            method,
+        });
+    }
+
+    fn found_number(&mut self, name: &str, f: &Found<u64>, unit: &str) {
+        self.number_fact(name, f.value, unit, f.confidence, f.method.clone());
+    }
+
+    fn found_text(&mut self, name: &str, f: &Found<String>) {
+        self.facts.push(Fact {
+            name: name.into(),
+            value: FactValue::Text(f.value.clone()),
+            unit: String::new(),
+            confidence: f.confidence.clamp(0.0, 1.0),
+            method: f.method.clone(),
+        });
+    }
+
+    fn latency(&mut self, name: &str, level: &levels::Level) {
+        if !level.samples.is_empty() {
+            self.latencies.push(LatencySamples { name: name.into(), samples: level.samples.clone() });
+        }
+    }
+
+    fn mark(&mut self, id: &str, x: u64, label: String) {
+        match self.marks.iter_mut().find(|m| m.id == id) {
+            Some(m) => m.knees.push((x, label)),
+            None => self.marks.push(Marks { id: id.into(), knees: vec![(x, label)] }),
+        }
+    }
+}
+
+fn level_title(path: Path) -> &'static str {
+    match path {
+        Path::Ca => "L1 (ld.ca)",
+        Path::Nc => "read-only (ld.nc)",
+        Path::Tex => "texture",
+        Path::Cg => "L2",
+        Path::Const => "constant",
+        Path::Tlb => "TLB",
+    }
+}
+
+fn knee_method(curve: &Curve, k: &levels::Knee) -> String {
+    format!(
+        "{}: all accesses under {:.0} cycles up to {} B, not at {} B (stride {} B)",
+        curve.id, k.boundary_cycles, k.last_clean, k.first_dirty, curve.stride_bytes
+    )
+}
+
+/// Runs every inference on `sweeps`.
+pub fn analyze(sweeps: &Sweeps) -> Dissection {
+    let mut d = Dissection::default();
+    let overhead = sweeps.timer_overhead_cycles;
+    for path in [Path::Ca, Path::Nc, Path::Tex] {
+        l1_path(&mut d, sweeps, path, overhead);
+    }
+    l2(&mut d, sweeps, overhead);
+    tlb_facts(&mut d, sweeps);
+    carveouts(&mut d, sweeps, overhead);
+    shared(&mut d, sweeps);
+    constant(&mut d, sweeps, overhead);
+    d
+}
+
+fn fetch(d: &mut Dissection, sweeps: &Sweeps, path: Path) -> Option<u64> {
+    let id = format!("stride/{}", path.label());
+    let g = granularity::fetch_granularity(sweeps.curve(&id)?)?;
+    d.number_fact(&format!("{}.fetch_bytes", path.level_prefix()), g.bytes, "bytes", g.confidence, g.method.clone());
+    d.mark(&id, g.bytes, format!("{} B", g.bytes));
+    Some(g.bytes)
+}
+
+fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
+    let prefix = path.level_prefix();
+    let label = path.label();
+    let mut row = Row { level: level_title(path).into(), ..Row::default() };
+    row.fetch_bytes = fetch(d, sweeps, path);
+    if let Some(curve) = sweeps.curve(&format!("size/{label}")) {
+        let fit = levels::fit(curve, overhead);
+        if let Some(first) = fit.levels.first() {
+            row.latency_cycles = Some(first.latency_cycles);
+            d.latency(&format!("{prefix}.hit"), first);
+            if let Some(k) = &first.capacity {
+                d.number_fact(&format!("{prefix}.size_bytes"), k.value, "bytes", k.confidence, knee_method(curve, k));
+                d.mark(&curve.id, k.value, format!("{} B", k.value));
+                row.size_bytes = Some(k.value);
+            }
+        }
+    }
+    // Trace analysis: capacity with the trace kernel, line, sets, ways, mapping, policy.
+    let cap_curve = sweeps.curve(&format!("trace-capacity/{label}"));
+    let window = cap_curve.and_then(|c| {
+        let hists: Vec<&Histogram> = c.points.iter().map(|p| &p.hist).collect();
+        cluster::find(&hists).miss_window()
+    });
+    let capacity = cap_curve.and_then(|c| levels::fit(c, overhead).levels.first().and_then(|l| l.capacity.clone()));
+    if let (Some(b), Some(cap)) = (window, capacity) {
+        let id = format!("trace-capacity/{label}");
+        d.mark(&id, cap.last_clean, format!("{} B", cap.last_clean));
+        d.number_fact(
+            &format!("{prefix}.trace_size_bytes"),
+            cap.last_clean,
+            "bytes",
+            cap.confidence,
+            format!(
+                "{id}: largest footprint without misses for the trace kernel, whose shared memory shrinks the L1 (sets x ways x line)"
+            ),
+        );
+        row.trace_size_bytes = Some(cap.last_clean);
+        let line_trace = sweeps.traces.iter().find(|t| t.id == format!("line/{label}"));
+        if let Some(line) = line_trace.and_then(|t| traces::line_bytes(t, b)) {
+            d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
+            row.line_bytes = Some(line.value);
+        }
+        let sets = sweeps.traces_with(&format!("sets/{label}/"));
+        if let Some(s) = traces::set_structure(&sets, cap.last_clean, b) {
+            d.found_number(&format!("{prefix}.ways"), &s.ways, "ways");
+            d.found_number(&format!("{prefix}.sets"), &s.sets, "sets");
+            d.found_text(&format!("{prefix}.set_mapping"), &s.mapping);
+            let xs = sweeps.traces_with(&format!("policy-x/{label}/"));
+            let ys = sweeps.traces_with(&format!("policy-y/{label}/"));
+            let policy = traces::policy(&s.policy, &xs, &ys, b);
+            d.found_text(&format!("{prefix}.replacement"), &policy);
+            for t in &sets {
+                for &l in &s.conflict_lines {
+                    d.mark(&t.id, l, String::new());
+                }
+            }
+            row.ways = Some(s.ways.value);
+            row.sets = Some(s.sets.value);
+            row.policy = Some(policy.value.clone());
+            row.mapping = Some(s.mapping.value.clone());
+        }
+    }
+    if row != (Row { level: row.level.clone(), ..Row::default() }) {
+        d.rows.push(row);
+    }
+}
+
+fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
+    let fetch_bytes = fetch(d, sweeps, Path::Cg);
+    let mut rows = Vec::new();
+    if let Some(curve) = sweeps.curve("size/cg") {
+        let fit = levels::fit(curve, overhead);
+        let n = fit.levels.len();
+        let names: Vec<(&str, &str, &str)> = if n >= 3 {
+            vec![
+                ("L2 near", "l2.near_bytes", "l2.near.hit"),
+                ("L2", "l2.size_bytes", "l2.far.hit"),
+                ("DRAM", "", "dram"),
+            ]
+        } else {
+            vec![("L2", "l2.size_bytes", "l2.hit"), ("DRAM", "", "dram")]
+        };
+        for (level, (title, fact, lat)) in fit.levels.iter().zip(names) {
+            let mut row = Row { level: title.into(), latency_cycles: Some(level.latency_cycles), ..Row::default() };
+            d.latency(lat, level);
+            if let (Some(k), false) = (&level.capacity, fact.is_empty()) {
+                d.number_fact(fact, k.value, "bytes", k.confidence, knee_method(curve, k));
+                d.mark(&curve.id, k.value, format!("{} B", k.value));
+                row.size_bytes = Some(k.value);
+            }
+            if title == "L2" {
+                row.fetch_bytes = fetch_bytes;
+            }
+            rows.push(row);
+        }
+    }
+    let cold = sweeps.traces.iter().find(|t| t.id == "cold/cg");
+    let boundary = |t: &crate::dissect::data::Trace| {
+        let h = Histogram::of_latencies(2, &t.latencies);
+        cluster::find(&[&h]).miss_window()
+    };
+    if let Some(f) = cold.and_then(|t| boundary(t).and_then(|b| traces::cold_miss_bytes(t, b))) {
+        d.found_number("l2.cold_miss_bytes", &f, "bytes");
+    }
+    if let (Some(c), Some(t)) = (cold, sweeps.traces.iter().find(|t| t.id == "prefetch/cg")) {
+        // The hit/miss boundary of the cold trace applies to the prefetch trace too.
+        if let Some((p, block)) = boundary(c).and_then(|b| traces::prefetch(t, b)) {
+            d.found_text("l2.prefetch", &p);
+            if let Some(block) = block {
+                d.number_fact("l2.prefetch_bytes", block, "bytes", p.confidence, p.method.clone());
+            }
+        }
+    }
+    d.rows.extend(rows);
+}
+
+fn tlb_facts(d: &mut Dissection, sweeps: &Sweeps) {
+    let curves: Vec<&Curve> = sweeps.curves.iter().filter(|c| c.path == Path::Tlb).collect();
+    let Some(fit) = tlb::fit(&curves) else { return };
+    d.found_number("tlb.page_bytes", &fit.page, "bytes");
+    for (i, level) in fit.levels.iter().enumerate() {
+        let n = i + 1;
+        d.found_number(&format!("tlb.l{n}.entries"), &level.entries, "entries");
+        d.found_number(&format!("tlb.l{n}.reach_bytes"), &level.reach, "bytes");
+        d.rows.push(Row {
+            level: format!("L{n} TLB"),
+            size_bytes: Some(level.reach.value),
+            line_bytes: Some(fit.page.value),
+            ways: Some(level.entries.value),
+            policy: Some(format!("+{:.0} cycles per miss", level.miss_penalty_cycles)),
+            ..Row::default()
+        });
+    }
+    for (s, knees) in &fit.knees {
+        for (i, k) in knees.iter().enumerate() {
+            if let Some(k) = k {
+                d.mark(&format!("tlb/stride={s}"), *k, format!("L{} TLB", i + 1));
+            }
+        }
+    }
+}
+
+fn carveouts(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
+    for curve in sweeps.curves.iter().filter(|c| c.carveout_percent.is_some()) {
+        let p = curve.carveout_percent.unwrap_or(0);
+        let fit = levels::fit(curve, overhead);
+        if let Some(k) = fit.levels.first().and_then(|l| l.capacity.as_ref()) {
+            d.number_fact(
+                &format!("l1.carveout_{p}.size_bytes"),
+                k.value,
+                "bytes",
+                k.confidence,
+                knee_method(curve, k),
+            );
+            d.mark(&curve.id, k.value, format!("{} B", k.value));
+        }
+    }
+}
+
+fn shared(d: &mut Dissection, sweeps: &Sweeps) {
+    let Some(fit) = banks::fit(&sweeps.banks) else { return };
+    d.found_number("smem.banks", &fit.banks, "banks");
+    d.found_number("smem.bank_bytes", &fit.width, "bytes");
+    d.latencies.push(LatencySamples { name: "smem.hit".into(), samples: vec![fit.base_cycles] });
+    d.latencies.push(LatencySamples { name: "smem.cycles_per_conflict_way".into(), samples: vec![fit.cycles_per_way] });
+    d.rows.push(Row {
+        level: "shared memory".into(),
+        line_bytes: Some(fit.width.value),
+        ways: Some(fit.banks.value),
+        latency_cycles: Some(fit.base_cycles),
+        policy: Some(format!("+{:.1} cycles per conflict way", fit.cycles_per_way)),
+        ..Row::default()
+    });
+}
+
+fn constant(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
+    let fetch_bytes = fetch(d, sweeps, Path::Const);
+    if let Some(curve) = sweeps.curve("size/const") {
+        let fit = levels::fit(curve, overhead);
+        let last = fit.levels.len().saturating_sub(1);
+        for (i, level) in fit.levels.iter().enumerate().take(last) {
+            let name = if i == 0 { "const.l1".to_string() } else { format!("const.l1_{}", i + 4) };
+            let title = if i == 0 { "constant L1".to_string() } else { format!("constant L1.{}", i + 4) };
+            let mut row = Row { level: title, latency_cycles: Some(level.latency_cycles), ..Row::default() };
+            d.latency(&format!("{name}.hit"), level);
+            if let Some(k) = &level.capacity {
+                d.number_fact(&format!("{name}.size_bytes"), k.value, "bytes", k.confidence, knee_method(curve, k));
+                d.mark(&curve.id, k.value, format!("{} B", k.value));
+                row.size_bytes = Some(k.value);
+            }
+            if i == 0 {
+                row.fetch_bytes = fetch_bytes;
+            }
+            d.rows.push(row);
+        }
+    }
+    let pts = &sweeps.const_divergence;
+    if let (Some(one), true) = (pts.iter().find(|p| p.distinct == 1), pts.len() >= 3) {
+        let ratios: Vec<f64> = pts.iter().map(|p| p.cycles / one.cycles / p.distinct as f64).collect();
+        let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
+        let serial = ratios.iter().all(|r| *r > 0.75 && *r < 1.25);
+        let slope = pts.iter().filter(|p| p.distinct > 1).map(|p| (p.cycles - one.cycles) / (p.distinct - 1) as f64);
+        let slope: Vec<f64> = slope.collect();
+        let value = if serial { "serialized" } else { "not-serialized" };
+        d.found_text(
+            "const.divergent_access",
+            &Found {
+                value: value.to_string(),
+                confidence: if serial { (1.0 - worst * 2.0).clamp(0.3, 1.0) } else { 0.7 },
+                method: format!(
+                    "one warp reading 1..{} distinct constant addresses: cycles / (distinct x uniform) within {:.0}%",
+                    pts.iter().map(|p| p.distinct).max().unwrap_or(1),
+                    100.0 * worst
+                ),
+            },
+        );
+        d.latencies.push(LatencySamples { name: "const.cycles_per_distinct_address".into(), samples: slope });
+    }
+}

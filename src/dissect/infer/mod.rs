@@ -1,0 +1,11 @@
+//! Inference: facts about the memory hierarchy from saved sweeps. Pure functions, no GPU.
+
+pub mod analyze;
+pub mod banks;
+pub mod cluster;
+pub mod granularity;
+pub mod levels;
+pub mod tlb;
+pub mod traces;
+
+pub use analyze::{Dissection, analyze};

@@ -1,0 +1,385 @@
+//! Fine-grained traces (seed 001): which accesses of a lap missed, recorded one by one.
+//!
+//! With the footprint one fetch unit beyond the capacity, exactly one set holds one line too
+//! many. Its lines are the ones that miss: they come in runs of one line's bytes (the eviction
+//! unit), there are ways + 1 of them, and they are equally spaced by the set count when the set
+//! mapping is modulo (bit-defined for a power of two) and irregular when it is hashed. Under
+//! LRU (and FIFO) the overfull set misses on every line in every lap, so the pattern repeats
+//! lap after lap; any other policy makes it change between laps.
+
+use std::collections::BTreeSet;
+
+use crate::dissect::data::Trace;
+
+/// A value with its confidence and method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found<T> {
+    /// The value.
+    pub value: T,
+    /// Confidence, 0 to 1.
+    pub confidence: f64,
+    /// One line: how.
+    pub method: String,
+}
+
+fn is_miss(latency: u32, window: (f64, f64)) -> bool {
+    let l = latency as f64;
+    l >= window.0 && l <= window.1
+}
+
+/// Positions (access index within the lap) that missed, per complete recorded lap.
+pub fn missed_per_lap(trace: &Trace, window: (f64, f64)) -> Vec<BTreeSet<u64>> {
+    let lap = trace.lap() as usize;
+    trace
+        .latencies
+        .chunks(lap)
+        .filter(|c| c.len() == lap)
+        .map(|c| c.iter().enumerate().filter(|(_, l)| is_miss(**l, window)).map(|(i, _)| i as u64).collect())
+        .collect()
+}
+
+/// The eviction unit (line size) from a trace at the fetch granularity: the length of the runs
+/// of consecutive missed accesses.
+pub fn line_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> {
+    let laps = missed_per_lap(trace, window);
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for missed in &laps {
+        let mut iter = missed.iter().copied().peekable();
+        while let Some(start) = iter.next() {
+            let mut end = start;
+            while iter.peek() == Some(&(end + 1)) {
+                end = iter.next().unwrap_or(end);
+            }
+            runs.push((start, end - start + 1));
+        }
+    }
+    if runs.is_empty() {
+        return None;
+    }
+    let mut lengths: Vec<u64> = runs.iter().map(|r| r.1).collect();
+    lengths.sort();
+    let mut mode = (lengths[0], 0usize);
+    let mut k = 0;
+    while k < lengths.len() {
+        let n = lengths[k..].iter().take_while(|&&l| l == lengths[k]).count();
+        if n > mode.1 {
+            mode = (lengths[k], n);
+        }
+        k += n;
+    }
+    let unit = mode.0;
+    let typical = runs.iter().filter(|r| r.1 == unit && r.0 % unit == 0).count() as f64 / runs.len() as f64;
+    let bytes = unit * trace.stride_bytes;
+    let power = if bytes.is_power_of_two() { 1.0 } else { 0.7 };
+    Some(Found {
+        value: bytes,
+        confidence: typical * power * (1.0 - 1.0 / (1.0 + runs.len() as f64)),
+        method: format!(
+            "{}: {} runs of missed accesses at stride {} B, {:.0}% of them {} accesses long and aligned",
+            trace.id,
+            runs.len(),
+            trace.stride_bytes,
+            100.0 * typical,
+            unit
+        ),
+    })
+}
+
+/// Share of laps that must miss on the whole overfull set for the policy to count as LRU.
+const PERIODIC_SHARE: f64 = 0.9;
+
+/// Sets, ways, mapping and policy of a cache, from traces at the line stride whose footprint
+/// is one line beyond `capacity`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetStructure {
+    /// Ways per set.
+    pub ways: Found<u64>,
+    /// Number of sets.
+    pub sets: Found<u64>,
+    /// "bit-defined", "modulo" or "hashed".
+    pub mapping: Found<String>,
+    /// "lru" (periodic: every line of the overfull set misses every lap) or "non-lru".
+    pub policy: Found<String>,
+    /// Lines of the overfull set, in lap order.
+    pub conflict_lines: Vec<u64>,
+}
+
+/// Infers the set structure from `traces` (same footprint and stride).
+pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Option<SetStructure> {
+    let first = traces.first()?;
+    let line = first.stride_bytes;
+    let laps: Vec<BTreeSet<u64>> = traces
+        .iter()
+        .filter(|t| t.stride_bytes == line && t.footprint_bytes == first.footprint_bytes)
+        .flat_map(|t| missed_per_lap(t, window))
+        .collect();
+    if laps.len() < 2 {
+        return None;
+    }
+    let union: BTreeSet<u64> = laps.iter().flatten().copied().collect();
+    if union.len() < 2 {
+        return None;
+    }
+    let ways = union.len() as u64 - 1;
+    // Did the union stop growing? (Non-LRU policies reveal the set's lines over several laps.)
+    let half: BTreeSet<u64> = laps[..laps.len() / 2].iter().flatten().copied().collect();
+    let saturated = if half.len() == union.len() { 1.0 } else { 0.6 };
+    // Periodic: (nearly) every lap misses on every line of the set. A stray slow access can
+    // hide one miss, so a few odd laps are tolerated.
+    let full = laps.iter().filter(|m| **m == union).count() as f64 / laps.len() as f64;
+    let periodic = full >= PERIODIC_SHARE;
+    let lines: Vec<u64> = union.iter().copied().collect();
+    let gaps: Vec<u64> = lines.windows(2).map(|w| w[1] - w[0]).collect();
+    let equal = gaps.iter().all(|g| *g == gaps[0]);
+    let sets_exact = capacity.is_multiple_of(ways * line);
+    let sets_value = (capacity as f64 / (ways * line) as f64).round().max(1.0) as u64;
+    let n = laps.len() as f64;
+    let policy = if periodic {
+        Found {
+            value: "lru".to_string(),
+            confidence: full * (1.0 - 1.0 / n),
+            method: format!(
+                "{}: the same {} lines missed in {:.0}% of {} laps",
+                first.id,
+                union.len(),
+                100.0 * full,
+                laps.len()
+            ),
+        }
+    } else {
+        let distinct = laps.iter().collect::<BTreeSet<_>>().len();
+        Found {
+            value: "non-lru".to_string(),
+            confidence: (1.0 - 1.0 / n) * ((1.0 - full) / (1.0 - PERIODIC_SHARE)).min(1.0),
+            method: format!(
+                "{}: the missed lines changed between laps ({distinct} different patterns in {} laps)",
+                first.id,
+                laps.len()
+            ),
+        }
+    };
+    let mapping = if equal && gaps[0] == sets_value {
+        let word = if gaps[0].is_power_of_two() { "bit-defined" } else { "modulo" };
+        Found {
+            value: word.to_string(),
+            confidence: if union.len() >= 3 { 0.95 } else { 0.6 },
+            method: format!("{}: the overfull set's lines are {} lines apart, one way's worth", first.id, gaps[0]),
+        }
+    } else {
+        Found {
+            value: "hashed".to_string(),
+            confidence: if union.len() >= 3 { 0.9 } else { 0.5 },
+            method: format!("{}: the overfull set's lines are irregularly spaced ({gaps:?} lines)", first.id),
+        }
+    };
+    let ways_conf = saturated * if sets_exact { 1.0 } else { 0.6 };
+    Some(SetStructure {
+        ways: Found {
+            value: ways,
+            confidence: ways_conf,
+            method: format!("{}: {} lines of one set miss at one line over capacity", first.id, union.len()),
+        },
+        sets: Found {
+            value: sets_value,
+            confidence: ways_conf * if sets_exact { 1.0 } else { 0.5 },
+            method: format!("capacity {capacity} B / ({ways} ways x {line} B lines)"),
+        },
+        mapping,
+        policy,
+        conflict_lines: lines,
+    })
+}
+
+/// The two policy probes over the lines of one set (`lines`: ways + 1 line indices, `line`
+/// bytes each), as byte offsets visited once each from a cold cache. Both first fill the set
+/// with the first `ways` lines. Probe X touches the second half of them again, then the first
+/// line, brings in the extra line and reads the second line: LRU has evicted it (miss), FIFO
+/// evicted the first line and tree pseudo-LRU one of the second half (hit). Probe Y touches the
+/// first line again, brings in the extra line and reads the first line: only FIFO has evicted
+/// it. Returns None for fewer than two ways.
+pub fn policy_probes(lines: &[u64], line: u64) -> Option<(Vec<u64>, Vec<u64>)> {
+    let w = lines.len().checked_sub(1)?;
+    if w < 2 || line < 12 {
+        return None;
+    }
+    let at = |k: usize, word: u64| lines[k] * line + 4 * word;
+    let fill: Vec<u64> = (0..w).map(|k| at(k, 0)).collect();
+    let mut x = fill.clone();
+    x.extend((w / 2..w).map(|k| at(k, 1)));
+    x.extend([at(0, 1), at(w, 0), at(1, 2)]);
+    let mut y = fill;
+    y.extend([at(0, 1), at(w, 0), at(0, 2)]);
+    Some((x, y))
+}
+
+/// The replacement policy from the cyclic traces' periodicity and the probes' last accesses.
+pub fn policy(cyclic: &Found<String>, x: &[&Trace], y: &[&Trace], window: (f64, f64)) -> Found<String> {
+    if cyclic.value != "lru" || x.is_empty() || y.is_empty() {
+        return cyclic.clone();
+    }
+    let last_missed = |ts: &[&Trace]| {
+        let n = ts.iter().filter(|t| t.latencies.last().is_some_and(|l| is_miss(*l, window))).count();
+        n as f64 / ts.len() as f64
+    };
+    // The fill of a cold set must miss on every line; otherwise the probe says nothing.
+    let ways = y[0].order.len().saturating_sub(3);
+    let filled = x.iter().chain(y).all(|t| t.latencies.iter().take(ways).all(|l| is_miss(*l, window)));
+    let (xm, ym) = (last_missed(x), last_missed(y));
+    let decided = |v: f64| (2.0 * (v - 0.5)).abs();
+    let (value, agree) = if ym >= 0.75 {
+        ("fifo", decided(ym))
+    } else if xm >= 0.75 && ym <= 0.25 {
+        ("lru", decided(xm).min(decided(ym)))
+    } else if xm <= 0.25 && ym <= 0.25 {
+        ("plru", decided(xm).min(decided(ym)))
+    } else {
+        ("lru", 0.3)
+    };
+    Found {
+        value: value.to_string(),
+        confidence: cyclic.confidence * agree * if filled { 1.0 } else { 0.3 },
+        method: format!(
+            "{}; probes: re-used line evicted in {:.0}% (FIFO test), second line evicted in {:.0}% (LRU vs pseudo-LRU) of {} runs",
+            cyclic.method,
+            100.0 * ym,
+            100.0 * xm,
+            x.len()
+        ),
+    }
+}
+
+/// Cold-miss granularity: the spacing in bytes between misses of a cold sequential trace.
+pub fn cold_miss_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> {
+    let missed: Vec<u64> =
+        trace.latencies.iter().enumerate().filter(|(_, l)| is_miss(**l, window)).map(|(i, _)| i as u64).collect();
+    if missed.len() < 3 {
+        return None;
+    }
+    let mut gaps: Vec<u64> = missed.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort();
+    let median = gaps[gaps.len() / 2];
+    let agree = gaps.iter().filter(|&&g| g == median).count() as f64 / gaps.len() as f64;
+    Some(Found {
+        value: median * trace.stride_bytes,
+        confidence: agree,
+        method: format!(
+            "{}: a cold miss every {median} accesses at stride {} B ({:.0}% of gaps)",
+            trace.id,
+            trace.stride_bytes,
+            100.0 * agree
+        ),
+    })
+}
+
+/// Hardware prefetch: in a cold trace at the cold-miss granularity every access would miss
+/// without prefetch. Returns "yes" or "no" and, for "yes", the bytes served per cold miss.
+pub fn prefetch(trace: &Trace, window: (f64, f64)) -> Option<(Found<String>, Option<u64>)> {
+    let n = trace.latencies.len();
+    if n < 16 {
+        return None;
+    }
+    let missed = (0..n).filter(|&i| is_miss(trace.latencies[i], window)).count().max(1);
+    let share = missed as f64 / n as f64;
+    let yes = share < NO_PREFETCH_SHARE;
+    let per_miss = trace.stride_bytes as f64 / share;
+    let block = yes.then(|| 1u64 << (per_miss.log2().round() as u32));
+    let confidence = if yes {
+        ((NO_PREFETCH_SHARE - share) / 0.2).clamp(0.0, 1.0)
+    } else {
+        ((share - 0.8) / (NO_PREFETCH_SHARE - 0.8)).clamp(0.0, 1.0)
+    };
+    Some((
+        Found {
+            value: if yes { "yes" } else { "no" }.to_string(),
+            confidence,
+            method: format!(
+                "{}: {:.1}% of cold accesses at stride {} B missed ({per_miss:.0} B served per miss)",
+                trace.id,
+                100.0 * share,
+                trace.stride_bytes
+            ),
+        },
+        block,
+    ))
+}
+
+/// Without prefetch, at least this share of a cold trace at the cold-miss granularity misses.
+const NO_PREFETCH_SHARE: f64 = 0.9;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dissect::data::Path;
+
+    const W: (f64, f64) = (100.0, 1000.0);
+    const C: (f64, f64) = (500.0, 1500.0);
+
+    fn trace(stride: u64, footprint: u64, latencies: Vec<u32>) -> Trace {
+        Trace {
+            id: "t".into(),
+            path: Path::Ca,
+            footprint_bytes: footprint,
+            stride_bytes: stride,
+            warm_steps: 0,
+            cold: false,
+            latencies,
+            order: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn runs_of_four_sectors_make_a_128_byte_line() {
+        let lap = 40u64;
+        let lat: Vec<u32> =
+            (0..3 * lap).map(|i| if matches!(i % lap, 0..=3 | 16..=19 | 32..=35) { 300 } else { 40 }).collect();
+        let f = line_bytes(&trace(32, lap * 32, lat), W).unwrap();
+        assert_eq!(f.value, 128);
+        assert!(f.confidence > 0.8, "{f:?}");
+    }
+
+    #[test]
+    fn periodic_equally_spaced_misses_are_lru_bit_defined() {
+        // 4 sets x 2 ways of 128 B: capacity 1 KiB, footprint 9 lines; set 0 holds lines 0, 4, 8.
+        let lap = 9u64;
+        let lat: Vec<u32> = (0..4 * lap).map(|i| if (i % lap).is_multiple_of(4) { 300 } else { 40 }).collect();
+        let t = trace(128, lap * 128, lat);
+        let s = set_structure(&[&t], 1024, W).unwrap();
+        assert_eq!((s.ways.value, s.sets.value), (2, 4));
+        assert_eq!(s.mapping.value, "bit-defined");
+        assert_eq!(s.policy.value, "lru");
+        assert_eq!(s.conflict_lines, vec![0, 4, 8]);
+    }
+
+    #[test]
+    fn changing_irregular_misses_are_non_lru_hashed() {
+        let lap = 9u64;
+        let pattern = [vec![0u64, 5], vec![5, 7], vec![0, 7], vec![0, 5]];
+        let lat: Vec<u32> =
+            pattern.iter().flat_map(|m| (0..lap).map(move |i| if m.contains(&i) { 300 } else { 40 })).collect();
+        let s = set_structure(&[&trace(128, lap * 128, lat)], 1024, W).unwrap();
+        assert_eq!(s.ways.value, 2);
+        assert_eq!(s.mapping.value, "hashed");
+        assert_eq!(s.policy.value, "non-lru");
+    }
+
+    #[test]
+    fn probes_revisit_lines_at_other_words() {
+        let (x, y) = policy_probes(&[0, 4, 8, 12, 16], 128).unwrap();
+        assert_eq!(x, vec![0, 512, 1024, 1536, 1024 + 4, 1536 + 4, 4, 2048, 512 + 8]);
+        assert_eq!(y, vec![0, 512, 1024, 1536, 4, 2048, 8]);
+        assert!(policy_probes(&[0, 4], 128).is_none());
+    }
+
+    #[test]
+    fn cold_granularity_and_prefetch() {
+        let lat: Vec<u32> = (0..256).map(|i| if i % 8 == 0 { 700 } else { 290 }).collect();
+        assert_eq!(cold_miss_bytes(&trace(4, 1 << 20, lat), C).unwrap().value, 32);
+        let all: Vec<u32> = vec![700; 64];
+        assert_eq!(prefetch(&trace(32, 1 << 20, all), C).unwrap().0.value, "no");
+        let some: Vec<u32> = (0..64).map(|i| if i % 4 == 0 { 700 } else { 290 }).collect();
+        let (p, block) = prefetch(&trace(32, 1 << 20, some), C).unwrap();
+        assert_eq!((p.value.as_str(), block), ("yes", Some(128)));
+        let half: Vec<u32> = (0..64).map(|i| if i % 8 < 4 { 700 } else { 290 }).collect();
+        assert_eq!(prefetch(&trace(32, 1 << 20, half), C).unwrap().1, Some(64));
+    }
+}

@@ -1,0 +1,557 @@
+//! Which sweeps a dissect run makes, derived from the device (L2 size, shared memory per SM,
+//! free memory, constant memory), and the loop that runs them on any [`Backend`].
+//!
+//! Order: timer overhead; stride sweeps (fetch granularity of each path); footprint sweeps at
+//! that granularity, refined around every knee; per-access traces of the L1-like paths (their
+//! capacity with the trace kernel's shared memory, the line, the sets); cold L2 traces; TLB
+//! sweeps at strides 64 KiB .. 32 MiB; the L1 capacity under preferred carveouts; the shared
+//! memory stride table; the constant caches.
+
+use super::backend::{Backend, ChaseRequest, TraceRequest};
+use super::data::{Axis, BankPoint, Curve, DivergencePoint, HIST_BIN_CYCLES, Histogram, Path, Point, Sweeps, Trace};
+use super::infer::{cluster, granularity, levels, traces};
+use crate::error::Result;
+
+/// How thorough a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Footprint points per octave of the coarse sweeps.
+    pub points_per_octave: u32,
+    /// Refinement rounds around each knee.
+    pub zoom_rounds: u32,
+    /// Points added between a knee's bracketing points per round.
+    pub zoom_points: u64,
+    /// Trace launches for the set analysis.
+    pub set_traces: u32,
+    /// Preferred carveouts, percent.
+    pub carveouts: &'static [u32],
+    /// log2 of the smallest and largest TLB strides.
+    pub tlb_strides_log2: (u32, u32),
+}
+
+impl Options {
+    /// The full characterisation.
+    pub const DEFAULT: Options = Options {
+        points_per_octave: 4,
+        zoom_rounds: 2,
+        zoom_points: 6,
+        set_traces: 4,
+        carveouts: &[0, 25, 50, 75, 100],
+        tlb_strides_log2: (16, 25),
+    };
+    /// A smoke run: coarse grids, one refinement round.
+    pub const QUICK: Options = Options {
+        points_per_octave: 2,
+        zoom_rounds: 1,
+        zoom_points: 4,
+        set_traces: 2,
+        carveouts: &[0, 100],
+        tlb_strides_log2: (18, 23),
+    };
+}
+
+/// Where the run is, for a progress display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Stage number, from 0.
+    pub stage: usize,
+    /// Number of stages.
+    pub stages: usize,
+    /// What is being measured.
+    pub label: String,
+}
+
+/// Stage names, in order.
+pub const STAGES: [&str; 8] = [
+    "stride sweeps",
+    "footprint sweeps",
+    "L1-path traces",
+    "cold L2 traces",
+    "TLB",
+    "carveout",
+    "shared memory",
+    "constant",
+];
+
+/// Timed accesses of a chase point: a lap, at least 4096, at most 32768.
+const MIN_STEPS: u64 = 4096;
+const MAX_STEPS: u64 = 32768;
+/// Timed accesses of a stride-sweep point.
+const STRIDE_STEPS: u64 = 8192;
+
+struct Runner<'a, B: Backend> {
+    b: &'a mut B,
+    opts: Options,
+    sweeps: Sweeps,
+    progress: &'a mut dyn FnMut(&Progress),
+    stage: usize,
+}
+
+/// What a run measured, and the error that stopped it early, if one did (the sweeps then
+/// hold everything measured before it, so that nothing measured is lost).
+pub struct Outcome {
+    /// The sweeps.
+    pub sweeps: Sweeps,
+    /// The error that ended the run early.
+    pub error: Option<crate::error::Error>,
+}
+
+/// Runs every sweep of the plan on `backend`.
+pub fn run<B: Backend>(
+    backend: &mut B,
+    opts: Options,
+    created_unix_s: u64,
+    stack: Option<crate::results::Stack>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Sweeps> {
+    let out = run_all(backend, opts, created_unix_s, stack, progress);
+    match out.error {
+        Some(e) => Err(e),
+        None => Ok(out.sweeps),
+    }
+}
+
+/// Like [`run`], but keeps what was measured when a stage fails.
+pub fn run_all<B: Backend>(
+    backend: &mut B,
+    opts: Options,
+    created_unix_s: u64,
+    stack: Option<crate::results::Stack>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Outcome {
+    let started = std::time::Instant::now();
+    let device = backend.device().clone();
+    let mut r = Runner { b: backend, opts, sweeps: Sweeps::new(device, stack, created_unix_s), progress, stage: 0 };
+    let error = r.stages().err();
+    r.sweeps.wall_time_s = started.elapsed().as_secs_f64();
+    Outcome { sweeps: r.sweeps, error }
+}
+
+/// Footprints from `lo` to `hi`, `per_octave` per octave, multiples of `stride`.
+pub fn geometric(lo: u64, hi: u64, per_octave: u32, stride: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    let mut k = 0u32;
+    loop {
+        let f = lo as f64 * 2f64.powf(k as f64 / per_octave as f64);
+        if f > hi as f64 * 1.0001 {
+            break;
+        }
+        let x = ((f as u64) / stride).max(1) * stride;
+        if out.last() != Some(&x) {
+            out.push(x);
+        }
+        k += 1;
+    }
+    out
+}
+
+/// The granularity a path's stride sweep found, or 128 bytes when it found none.
+pub fn granularity_of(sweeps: &Sweeps, path: Path) -> u64 {
+    sweeps
+        .curve(&format!("stride/{}", path.label()))
+        .and_then(granularity::fetch_granularity)
+        .map(|g| g.bytes.max(path.element_bytes()))
+        .unwrap_or(128)
+}
+
+/// The hit/miss boundary and the miss ceiling for a path's first level, from its footprint
+/// sweep's clusters.
+pub fn miss_window(sweeps: &Sweeps, id: &str) -> Option<(f64, f64)> {
+    let c = sweeps.curve(id)?;
+    let hists: Vec<&Histogram> = c.points.iter().map(|p| &p.hist).collect();
+    cluster::find(&hists).miss_window()
+}
+
+impl<B: Backend> Runner<'_, B> {
+    fn stages(&mut self) -> Result<()> {
+        self.sweeps.timer_overhead_cycles = self.b.timer_overhead()?;
+        self.stride_sweeps()?;
+        self.stage = 1;
+        self.footprint_sweeps()?;
+        self.stage = 2;
+        for path in [Path::Ca, Path::Nc, Path::Tex] {
+            self.l1_traces(path)?;
+        }
+        self.stage = 3;
+        self.cold_traces()?;
+        self.stage = 4;
+        self.tlb()?;
+        self.stage = 5;
+        self.carveouts()?;
+        self.stage = 6;
+        self.banks()?;
+        self.stage = 7;
+        self.constant()
+    }
+
+    fn tell(&mut self, label: String) {
+        (self.progress)(&Progress { stage: self.stage, stages: STAGES.len(), label });
+    }
+
+    fn identity(&self) -> &crate::results::GpuIdentity {
+        &self.sweeps.device.identity
+    }
+
+    fn chase(&mut self, path: Path, footprint: u64, stride: u64, carveout: Option<u32>) -> Result<Point> {
+        let lap = footprint / stride;
+        let l1_scale = footprint <= 2 * self.identity().smem_per_sm.max(1);
+        let l2 = self.identity().l2_bytes.max(1);
+        let warm = if path == Path::Const || l1_scale {
+            2 * lap
+        } else if footprint <= 2 * l2 {
+            lap
+        } else {
+            0
+        };
+        let steps = lap.clamp(MIN_STEPS, MAX_STEPS);
+        let req = ChaseRequest { path, footprint, stride, warm_steps: warm, steps, carveout_percent: carveout };
+        self.b.chase(&req)
+    }
+
+    fn stride_sweeps(&mut self) -> Result<()> {
+        let smem = self.identity().smem_per_sm.max(4096);
+        let l2 = self.identity().l2_bytes.max(4096);
+        let const_bytes = self.sweeps.device.const_bytes;
+        // Even at the largest stride the lines visited must overflow the level twice over
+        // (the initialisation touches only visited elements): 16 x its size.
+        let free = self.sweeps.device.free_bytes;
+        let l1_span = (16 * smem).next_power_of_two();
+        let l2_span = (16 * l2).next_power_of_two().min((free / 4).max(1).next_power_of_two() / 2);
+        let plan = [
+            (Path::Ca, l1_span),
+            (Path::Nc, l1_span),
+            (Path::Tex, l1_span),
+            (Path::Cg, l2_span),
+            (Path::Const, const_bytes),
+        ];
+        for (path, footprint) in plan {
+            if footprint == 0 {
+                continue;
+            }
+            let mut curve = Curve {
+                id: format!("stride/{}", path.label()),
+                path,
+                axis: Axis::Stride,
+                stride_bytes: 0,
+                footprint_bytes: footprint,
+                carveout_percent: None,
+                points: Vec::new(),
+            };
+            let mut s = 4u64;
+            while s <= 1024 && s < footprint {
+                self.tell(format!("{} stride {s} B over {footprint} B", path.label()));
+                let lap = footprint / s;
+                let warm = if path == Path::Cg { 0 } else { lap.min(1 << 15) };
+                let steps = lap.min(STRIDE_STEPS);
+                let req = ChaseRequest { path, footprint, stride: s, warm_steps: warm, steps, carveout_percent: None };
+                let mut p = self.b.chase(&req)?;
+                p.x = s;
+                curve.insert(p);
+                s *= 2;
+            }
+            self.sweeps.curves.push(curve);
+        }
+        Ok(())
+    }
+
+    fn footprint_sweep(&mut self, id: String, path: Path, lo: u64, hi: u64, carveout: Option<u32>) -> Result<()> {
+        let stride = granularity_of(&self.sweeps, path);
+        let mut curve = Curve {
+            id: id.clone(),
+            path,
+            axis: Axis::Footprint,
+            stride_bytes: stride,
+            footprint_bytes: 0,
+            carveout_percent: carveout,
+            points: Vec::new(),
+        };
+        for f in geometric(lo.max(stride), hi, self.opts.points_per_octave, stride) {
+            self.tell(format!("{id} {f} B"));
+            curve.insert(self.chase(path, f, stride, carveout)?);
+        }
+        for _ in 0..self.opts.zoom_rounds {
+            let overhead = self.sweeps.timer_overhead_cycles;
+            for (a, b) in levels::zoom_brackets(&curve, overhead, 0.005) {
+                let n = self.opts.zoom_points + 1;
+                for k in 1..n {
+                    let f = (a + (b - a) * k / n) / stride * stride;
+                    if f <= a || curve.has(f) {
+                        continue;
+                    }
+                    self.tell(format!("{id} {f} B (refining)"));
+                    curve.insert(self.chase(path, f, stride, carveout)?);
+                }
+            }
+        }
+        self.sweeps.curves.push(curve);
+        Ok(())
+    }
+
+    fn footprint_sweeps(&mut self) -> Result<()> {
+        let smem = self.identity().smem_per_sm.max(4096);
+        let l2 = self.identity().l2_bytes.max(4096);
+        let l1_top = (4 * smem).next_power_of_two();
+        for path in [Path::Ca, Path::Nc, Path::Tex] {
+            self.footprint_sweep(format!("size/{}", path.label()), path, 1024, l1_top, None)?;
+        }
+        self.footprint_sweep("size/cg".into(), Path::Cg, smem.next_power_of_two(), (4 * l2).next_power_of_two(), None)
+    }
+
+    fn trace(&mut self, req: TraceRequest, id: String) -> Result<Trace> {
+        let latencies = self.b.trace(&req)?;
+        Ok(Trace {
+            id,
+            path: req.path,
+            footprint_bytes: req.footprint,
+            stride_bytes: req.stride,
+            warm_steps: req.warm_steps,
+            cold: req.cold,
+            latencies,
+            order: Vec::new(),
+        })
+    }
+
+    /// Records a trace-capacity probe and says whether it missed.
+    fn probe(&mut self, curve: &mut Curve, footprint: u64, stride: u64, window: (f64, f64)) -> Result<bool> {
+        let max = self.sweeps.device.max_trace_steps;
+        let lap = footprint / stride;
+        let steps = (2 * lap).min(max / lap * lap).max(lap.min(max));
+        let req = TraceRequest { path: curve.path, footprint, stride, warm_steps: 2 * lap, steps, cold: false };
+        self.tell(format!("{} capacity probe {footprint} B", curve.path.label()));
+        let lat = self.b.trace(&req)?;
+        let misses = lat.iter().filter(|&&l| (l as f64) >= window.0 && (l as f64) <= window.1).count();
+        let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
+        curve.insert(Point {
+            x: footprint,
+            steps,
+            mean_cycles: mean,
+            hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
+        });
+        Ok(misses >= 2)
+    }
+
+    fn l1_traces(&mut self, path: Path) -> Result<()> {
+        let label = path.label();
+        let Some(window) = miss_window(&self.sweeps, &format!("size/{label}")) else { return Ok(()) };
+        let g = granularity_of(&self.sweeps, path);
+        let overhead = self.sweeps.timer_overhead_cycles;
+        let start = self
+            .sweeps
+            .curve(&format!("size/{label}"))
+            .and_then(|c| levels::fit(c, overhead).levels.first().and_then(|l| l.capacity.clone()))
+            .map(|k| k.last_clean)
+            .unwrap_or(self.identity().smem_per_sm);
+        let max = self.sweeps.device.max_trace_steps;
+        let mut curve = Curve {
+            id: format!("trace-capacity/{label}"),
+            path,
+            axis: Axis::Footprint,
+            stride_bytes: g,
+            footprint_bytes: 0,
+            carveout_percent: None,
+            points: Vec::new(),
+        };
+        // Bracket the capacity with the trace kernel itself (its shared memory shrinks L1).
+        let step = 2f64.powf(0.25);
+        let mut f = (start / g).max(1) * g;
+        let (mut lo, mut hi) = (None, None);
+        for _ in 0..12 {
+            if f / g > max {
+                break;
+            }
+            if self.probe(&mut curve, f, g, window)? {
+                hi = Some(f);
+                if lo.is_some() {
+                    break;
+                }
+                f = ((f as f64 / step) as u64 / g).max(1) * g;
+            } else {
+                lo = Some(f);
+                if hi.is_some() {
+                    break;
+                }
+                f = ((f as f64 * step) as u64 / g + 1) * g;
+            }
+        }
+        let (Some(mut lo), Some(mut hi)) = (lo, hi) else {
+            self.sweeps.curves.push(curve);
+            return Ok(());
+        };
+        while hi - lo > g {
+            let mid = (lo + (hi - lo) / 2) / g * g;
+            if self.probe(&mut curve, mid, g, window)? {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        self.sweeps.curves.push(curve);
+        // The line: runs of misses at the fetch granularity, one unit over capacity.
+        let lap = hi / g;
+        if lap > max {
+            return Ok(());
+        }
+        let laps = (max / lap).max(1);
+        self.tell(format!("{label} line trace"));
+        let req = TraceRequest { path, footprint: hi, stride: g, warm_steps: 2 * lap, steps: laps * lap, cold: false };
+        let t = self.trace(req, format!("line/{label}"))?;
+        let line = traces::line_bytes(&t, window).map(|f| f.value).unwrap_or(g).max(g);
+        self.sweeps.traces.push(t);
+        // The sets: one line over capacity at the line stride, several laps, several launches.
+        let footprint = lo / line * line + line;
+        let lap = footprint / line;
+        if lap > max {
+            return Ok(());
+        }
+        let laps = (max / lap).max(1);
+        let mut sets = Vec::new();
+        for r in 0..self.opts.set_traces as u64 {
+            self.tell(format!("{label} set trace {}", r + 1));
+            let req = TraceRequest {
+                path,
+                footprint,
+                stride: line,
+                warm_steps: (2 + r) * lap,
+                steps: laps * lap,
+                cold: false,
+            };
+            sets.push(self.trace(req, format!("sets/{label}/{r}"))?);
+        }
+        let refs: Vec<&Trace> = sets.iter().collect();
+        let probes =
+            traces::set_structure(&refs, lo, window).and_then(|s| traces::policy_probes(&s.conflict_lines, line));
+        self.sweeps.traces.extend(sets);
+        // The policy probes: sequences over the overfull set's lines, from a cold L1.
+        let Some((x, y)) = probes else { return Ok(()) };
+        for r in 0..self.opts.set_traces {
+            for (name, order) in [("policy-x", &x), ("policy-y", &y)] {
+                self.tell(format!("{label} policy probe {name} {}", r + 1));
+                let latencies = self.b.sequence_trace(path, footprint, order)?;
+                self.sweeps.traces.push(Trace {
+                    id: format!("{name}/{label}/{r}"),
+                    path,
+                    footprint_bytes: footprint,
+                    stride_bytes: line,
+                    warm_steps: 0,
+                    cold: false,
+                    latencies,
+                    order: order.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn cold_traces(&mut self) -> Result<()> {
+        let max = self.sweeps.device.max_trace_steps;
+        self.tell("cold L2 trace at 4 B".into());
+        let req = TraceRequest { path: Path::Cg, footprint: max * 4, stride: 4, warm_steps: 0, steps: max, cold: true };
+        let t = self.trace(req, "cold/cg".into())?;
+        let hist = Histogram::of_latencies(HIST_BIN_CYCLES, &t.latencies);
+        let k = cluster::find(&[&hist]);
+        let gran = k.miss_window().and_then(|w| traces::cold_miss_bytes(&t, w)).map(|f| f.value).unwrap_or(32);
+        self.sweeps.traces.push(t);
+        self.tell(format!("cold L2 trace at {gran} B"));
+        let req =
+            TraceRequest { path: Path::Cg, footprint: max * gran, stride: gran, warm_steps: 0, steps: max, cold: true };
+        let t = self.trace(req, "prefetch/cg".into())?;
+        self.sweeps.traces.push(t);
+        Ok(())
+    }
+
+    fn tlb(&mut self) -> Result<()> {
+        let free = self.sweeps.device.free_bytes;
+        let l2_lines = (self.identity().l2_bytes / 256).max(64);
+        for k in self.opts.tlb_strides_log2.0..=self.opts.tlb_strides_log2.1 {
+            let s = 1u64 << k;
+            let top = (free / 2).min(s * l2_lines.min(1 << 16)) / s * s;
+            if top < 8 * s {
+                continue;
+            }
+            let id = format!("tlb/stride={s}");
+            let mut curve = Curve {
+                id: id.clone(),
+                path: Path::Tlb,
+                axis: Axis::Footprint,
+                stride_bytes: s,
+                footprint_bytes: 0,
+                carveout_percent: None,
+                points: Vec::new(),
+            };
+            let run = |r: &mut Self, curve: &mut Curve, f: u64| -> Result<()> {
+                r.tell(format!("TLB stride {s} B over {f} B"));
+                let lap = f / s;
+                let req = ChaseRequest {
+                    path: Path::Tlb,
+                    footprint: f,
+                    stride: s,
+                    warm_steps: lap,
+                    steps: lap.clamp(2048, 8192),
+                    carveout_percent: None,
+                };
+                curve.insert(r.b.chase(&req)?);
+                Ok(())
+            };
+            for f in geometric(4 * s, top, self.opts.points_per_octave, s) {
+                run(self, &mut curve, f)?;
+            }
+            let overhead = self.sweeps.timer_overhead_cycles;
+            for (a, b) in levels::zoom_brackets(&curve, overhead, 0.02) {
+                let n = self.opts.zoom_points + 1;
+                for j in 1..n {
+                    let f = (a + (b - a) * j / n) / s * s;
+                    if f > a && !curve.has(f) {
+                        run(self, &mut curve, f)?;
+                    }
+                }
+            }
+            self.sweeps.curves.push(curve);
+        }
+        Ok(())
+    }
+
+    fn carveouts(&mut self) -> Result<()> {
+        let top = (2 * self.identity().smem_per_sm.max(4096)).next_power_of_two();
+        for &p in self.opts.carveouts {
+            self.footprint_sweep(format!("carveout={p}/ca"), Path::Ca, 1024, top, Some(p))?;
+        }
+        Ok(())
+    }
+
+    fn banks(&mut self) -> Result<()> {
+        for s in 1..=64u32 {
+            self.tell(format!("shared memory stride {s} words"));
+            let cycles = self.b.smem_stride(s)?;
+            self.sweeps.banks.push(BankPoint { stride_words: s, cycles });
+        }
+        Ok(())
+    }
+
+    fn constant(&mut self) -> Result<()> {
+        let bytes = self.sweeps.device.const_bytes;
+        if bytes < 1024 {
+            return Ok(());
+        }
+        self.footprint_sweep("size/const".into(), Path::Const, 256, bytes, None)?;
+        for d in [1u32, 2, 4, 8, 16, 32] {
+            self.tell(format!("constant divergence {d}"));
+            let cycles = self.b.const_divergent(d)?;
+            self.sweeps.const_divergence.push(DivergencePoint { distinct: d, cycles });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometric_grid_is_aligned_and_bounded() {
+        let g = geometric(4096, 65536, 4, 32);
+        assert_eq!(g.first(), Some(&4096));
+        assert_eq!(g.last(), Some(&65536));
+        assert_eq!(g.len(), 17);
+        assert!(g.iter().all(|f| f % 32 == 0) && g.windows(2).all(|w| w[1] > w[0]));
+    }
+}
