@@ -10,6 +10,7 @@
 //!
 //! Errors and exit codes are defined once, in [`error`].
 
+pub mod baseline;
 pub mod device;
 pub mod error;
 pub mod families;
@@ -18,6 +19,8 @@ pub mod kernels;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod stats;
 pub mod telemetry;
+pub mod verdict;
 
 pub use error::{Error, Result};
