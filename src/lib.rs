@@ -11,6 +11,7 @@
 //! Errors and exit codes are defined once, in [`error`].
 
 pub mod baseline;
+pub mod config;
 pub mod device;
 pub mod error;
 pub mod families;
