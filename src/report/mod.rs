@@ -1,6 +1,21 @@
-//! Turning results into text for people (tables) and machines (JSON). Pure functions over the
-//! results types: no I/O, no GPU.
+//! Reports for people (tables, Markdown) and machines (JSON, JUnit XML). Pure functions over
+//! the results and comparison types: no I/O, no GPU.
 
+pub mod header;
+pub mod junit;
+pub mod markdown;
 pub mod table;
+pub mod verdict_table;
 
+pub use header::{header_lines, utc_time};
+pub use junit::junit;
+pub use markdown::markdown;
 pub use table::{format_value, median_clock_mhz, provenance_table, summary_table};
+pub use verdict_table::{TableOptions, verdict_report, verdict_table};
+
+/// The comparison as pretty JSON (schema `gpubench.comparison/1`).
+pub fn comparison_json(c: &crate::verdict::Comparison) -> String {
+    let mut s = serde_json::to_string_pretty(c).expect("comparisons always serialise");
+    s.push('\n');
+    s
+}
