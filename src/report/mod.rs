@@ -1,12 +1,14 @@
 //! Reports for people (tables, Markdown) and machines (JSON, JUnit XML). Pure functions over
 //! the results and comparison types: no I/O, no GPU.
 
+pub mod baseline;
 pub mod header;
 pub mod junit;
 pub mod markdown;
 pub mod table;
 pub mod verdict_table;
 
+pub use baseline::{baseline_list_table, baseline_report};
 pub use header::{header_lines, utc_time};
 pub use junit::junit;
 pub use markdown::markdown;

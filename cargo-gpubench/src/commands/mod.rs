@@ -1,9 +1,13 @@
 //! One module per command; each returns the process exit code or an error.
 
 mod archive;
+mod baseline;
+mod compare;
+mod judge_run;
 mod kernels;
 mod report;
 mod run;
+mod verdicts;
 
 use gpubench::Result;
 
@@ -16,5 +20,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Archive(a)) => archive::archive(a),
         Some(Command::Kernels(k)) => kernels::kernels(k),
         Some(Command::Report(r)) => report::report(r),
+        Some(Command::Compare(c)) => compare::compare(c),
+        Some(Command::Baseline(b)) => baseline::baseline(b),
     }
 }
