@@ -294,7 +294,7 @@ fn a_few_throttled_samples_are_left_out() {
     let id = "latency/cg/256MiB";
     let mut new = doc.clone();
     // Four samples ran 8 % slow while throttled; the other sixteen are unchanged.
-    let slow = |i: usize| i % 5 == 0;
+    let slow = |i: usize| i.is_multiple_of(5);
     let b = benchmark_mut(&mut new, id);
     for m in &mut b.metrics {
         for (i, v) in m.samples.iter_mut().enumerate() {

@@ -27,7 +27,7 @@ pub use store::{Listed, SaveMode, Store};
 #[derive(Debug, Clone)]
 pub enum RunsFile {
     /// A results document (`gpubench.results/1`).
-    Results(ResultsDocument),
+    Results(Box<ResultsDocument>),
     /// A baseline (`gpubench.baseline/1`).
     Baseline(Box<Baseline>),
 }
@@ -44,20 +44,20 @@ impl RunsFile {
         let tag: Option<Tag> = serde_json::from_slice(&bytes).ok();
         match tag.and_then(|t| t.schema).as_deref() {
             Some(BASELINE_SCHEMA) => Ok(RunsFile::Baseline(Box::new(Baseline::parse(path, &bytes)?))),
-            Some(RESULTS_SCHEMA) => Ok(RunsFile::Results(parse_json(path, &bytes, RESULTS_SCHEMA)?)),
+            Some(RESULTS_SCHEMA) => Ok(RunsFile::Results(Box::new(parse_json(path, &bytes, RESULTS_SCHEMA)?))),
             Some(other) => Err(Error::data(
                 path,
                 format!("schema is `{other}`, expected `{RESULTS_SCHEMA}` or `{BASELINE_SCHEMA}`"),
             )),
             // Unparsable, truncated, or without a schema: the results reader says which.
-            None => parse_json::<ResultsDocument>(path, &bytes, RESULTS_SCHEMA).map(RunsFile::Results),
+            None => parse_json::<ResultsDocument>(path, &bytes, RESULTS_SCHEMA).map(|r| RunsFile::Results(Box::new(r))),
         }
     }
 
     /// The runs, oldest first.
     pub fn into_runs(self) -> Vec<ResultsDocument> {
         match self {
-            RunsFile::Results(r) => vec![r],
+            RunsFile::Results(r) => vec![*r],
             RunsFile::Baseline(b) => b.runs,
         }
     }

@@ -107,7 +107,7 @@ fn save(args: BaselineSaveArgs) -> Result<i32> {
     let mut runs = Vec::new();
     for path in &args.results {
         match RunsFile::read(path)? {
-            RunsFile::Results(r) => runs.push(r),
+            RunsFile::Results(r) => runs.push(*r),
             RunsFile::Baseline(_) => {
                 return Err(Error::Usage(format!("{} is a baseline; give results files", path.display())));
             }

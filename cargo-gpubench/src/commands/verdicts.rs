@@ -33,6 +33,9 @@ pub fn current_dir() -> Result<PathBuf> {
     std::env::current_dir().map_err(|e| Error::io(".", e))
 }
 
+/// A report format.
+type Render = fn(&Comparison) -> String;
+
 /// Prints the terminal report (on stderr when stdout carries JSON) and writes the requested
 /// report files.
 pub fn emit(c: &Comparison, outputs: &VerdictOutputs, to_stderr: bool) -> Result<()> {
@@ -44,7 +47,7 @@ pub fn emit(c: &Comparison, outputs: &VerdictOutputs, to_stderr: bool) -> Result
     } else {
         print!("{text}");
     }
-    let files: [(&Option<PathBuf>, fn(&Comparison) -> String); 3] =
+    let files: [(&Option<PathBuf>, Render); 3] =
         [(&outputs.markdown, markdown), (&outputs.junit, junit), (&outputs.verdicts_json, comparison_json)];
     for (path, render) in files {
         if let Some(path) = path {
