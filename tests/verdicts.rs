@@ -440,3 +440,14 @@ fn the_upgrade_view_names_stack_and_code_changes() {
     assert!(same.upgrade.stack_line().starts_with("same stack: driver 580.159.04, CUDA 13.0"));
     assert!(same.upgrade.kernels_line().starts_with("generated code unchanged"));
 }
+
+#[test]
+fn too_few_samples_are_inconclusive() {
+    let doc = only(&default_run(), &["stream/"]);
+    let few = subsample(&doc, |i| i < 3);
+    let c = run_compare(std::slice::from_ref(&doc), std::slice::from_ref(&few), &Rule::default());
+    for m in &c.metrics {
+        assert_eq!(m.verdict, Verdict::Inconclusive);
+        assert_eq!(m.reason, "too few samples (20 and 3, need 5)");
+    }
+}
