@@ -5,11 +5,17 @@
 //! - measurement: [`device`] (GPU, NVRTC, events), [`kernels`] (embedded CUDA sources),
 //!   [`harness`] (the criterion side of a bench target), [`families`] (the microbenchmarks),
 //!   [`telemetry`] (NVML);
-//! - data: [`results`] (the results document and its files);
-//! - orchestration: [`runner`] (build benches through cargo, run them, merge their records).
+//! - data: [`results`] (the results document and its files), [`baseline`] (per-GPU baselines),
+//!   [`config`] (`gpubench.toml`);
+//! - analysis: [`stats`] (pure statistics), [`verdict`] (per-metric regression verdicts);
+//! - reporting: [`report`] (tables, Markdown, JUnit XML, JSON);
+//! - orchestration: [`runner`] (build benches through cargo, run them, merge their records, one
+//!   run per GPU).
 //!
 //! Errors and exit codes are defined once, in [`error`].
 
+pub mod baseline;
+pub mod config;
 pub mod device;
 pub mod dissect;
 pub mod error;
@@ -20,6 +26,8 @@ pub mod kernels;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod stats;
 pub mod telemetry;
+pub mod verdict;
 
 pub use error::{Error, Result};

@@ -42,6 +42,11 @@ pub enum Command {
     Ramp(RampArgs),
     /// Infer the memory hierarchy (cache sizes, lines, sets, ways, policy, TLB, banks) from latency sweeps and per-access traces.
     Dissect(DissectArgs),
+    /// Compare two results or baseline files offline (no GPU): a verdict per metric.
+    Compare(CompareArgs),
+    /// List, show or save the baselines runs are compared with.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
 }
 
 /// Options of a benchmark run (the default command).
@@ -96,6 +101,72 @@ pub struct RunArgs {
     /// clock-normalised.
     #[arg(long)]
     pub discard_throttled: bool,
+
+    /// Save this run as the baseline of this GPU class, under NAME when given (replacing the
+    /// runs it held; see --append).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    pub save_baseline: Option<String>,
+
+    /// With --save-baseline: add this run to the baseline's runs (keeping the newest
+    /// `[baseline] max_runs`) instead of replacing them.
+    #[arg(long, requires = "save_baseline")]
+    pub append: bool,
+
+    /// Compare with the baseline NAME, or a baseline or results FILE [default: this GPU class's
+    /// baseline, when there is one].
+    #[arg(long, value_name = "NAME|FILE", num_args = 0..=1, default_missing_value = "", conflicts_with = "no_baseline")]
+    pub baseline: Option<String>,
+
+    /// Do not compare with a baseline.
+    #[arg(long)]
+    pub no_baseline: bool,
+
+    /// Key baselines by this GPU's UUID too (strict per-GPU baselines).
+    #[arg(long)]
+    pub per_gpu: bool,
+
+    /// Fail at once (exit code 6) when another gpubench run holds this GPU, instead of waiting.
+    #[arg(long)]
+    pub no_wait: bool,
+
+    #[command(flatten)]
+    pub place: BaselinePlace,
+
+    #[command(flatten)]
+    pub outputs: VerdictOutputs,
+}
+
+/// Where baselines and the configuration are.
+#[derive(Debug, Args, Clone, Default)]
+pub struct BaselinePlace {
+    /// Folder of baseline files [default: `[baseline] dir` of gpubench.toml, else `baselines`
+    /// in the workspace, or in the current folder with --archive and offline commands].
+    #[arg(long, value_name = "DIR")]
+    pub baseline_dir: Option<PathBuf>,
+
+    /// Configuration file [default: the nearest gpubench.toml].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+/// Where the verdicts go besides the terminal.
+#[derive(Debug, Args, Clone, Default)]
+pub struct VerdictOutputs {
+    /// Write the verdicts as Markdown (a CI step summary).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write the verdicts as JUnit XML (one test case per metric; REGRESSED fails).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+
+    /// Write the verdicts as JSON.
+    #[arg(long, value_name = "PATH")]
+    pub verdicts_json: Option<PathBuf>,
+
+    /// List PASS rows in the terminal table too.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]
@@ -136,6 +207,88 @@ pub struct ReportArgs {
     /// Print JSON (the document itself) instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline side: a results JSON or a baseline file.
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+
+    /// The new side: a results JSON or a baseline file.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+
+    /// Print the comparison as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Configuration file [default: the nearest gpubench.toml].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub outputs: VerdictOutputs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// List the baselines in the baselines folder.
+    List(BaselineListArgs),
+    /// Show a baseline: GPU, stack, kernels, and the noise of its metrics.
+    Show(BaselineShowArgs),
+    /// Save results files (from `cargo gpubench -o`) as a baseline, without a GPU.
+    Save(BaselineSaveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineListArgs {
+    #[command(flatten)]
+    pub place: BaselinePlace,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineShowArgs {
+    /// A baseline file, or a baseline in the folder by name, file stem or GPU class slug.
+    #[arg(value_name = "NAME|FILE")]
+    pub target: String,
+
+    #[command(flatten)]
+    pub place: BaselinePlace,
+
+    /// Also list every metric with its noise and threshold.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Print the baseline file's JSON instead.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineSaveArgs {
+    /// Results files of one GPU class, oldest first.
+    #[arg(value_name = "RESULTS", required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// Save under this name instead of as the class's default baseline.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Key the baseline by the GPU's UUID too (a strict per-GPU baseline).
+    #[arg(long)]
+    pub per_gpu: bool,
+
+    /// Add the runs to the existing baseline instead of replacing its runs.
+    #[arg(long)]
+    pub append: bool,
+
+    #[command(flatten)]
+    pub place: BaselinePlace,
 }
 
 #[derive(Debug, Args)]

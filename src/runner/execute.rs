@@ -7,6 +7,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::cargo::BenchBinary;
+use super::interrupt;
 use crate::error::{Error, Result, exit};
 use crate::harness::{
     ENV_DEVICE, ENV_DISCARD_THROTTLED, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX, Profile,
@@ -119,6 +120,13 @@ pub fn run_bench(bin: &BenchBinary, opts: &ExecOptions, on_event: &mut dyn FnMut
         while let Ok(line) = rx.try_recv() {
             handle_line(line, &mut log, on_event);
         }
+        if interrupt::requested() {
+            // Ctrl-C or a termination request: stop the bench; its finished benchmarks are
+            // already in its record.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::Interrupted);
+        }
         if let Some(status) = child.try_wait().map_err(|e| Error::io(&bin.path, e))? {
             break status;
         }
@@ -137,6 +145,9 @@ pub fn run_bench(bin: &BenchBinary, opts: &ExecOptions, on_event: &mut dyn FnMut
     }
     if status.success() {
         return Ok(());
+    }
+    if interrupt::requested() {
+        return Err(Error::Interrupted);
     }
     Err(bench_failure(bin, status, &opts.record_dir(), &log_path))
 }

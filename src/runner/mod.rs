@@ -5,6 +5,8 @@ pub mod archive;
 pub mod cargo;
 pub mod criterion_files;
 pub mod execute;
+pub mod interrupt;
+pub mod lock;
 pub mod merge;
 
 use std::time::Instant;

@@ -1,12 +1,16 @@
 //! One module per command; each returns the process exit code or an error.
 
 mod archive;
+mod baseline;
+mod compare;
 mod dissect;
 mod info;
+mod judge_run;
 mod kernels;
 mod ramp;
 mod report;
 mod run;
+mod verdicts;
 
 use gpubench::Result;
 
@@ -22,5 +26,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Info(i)) => info::info(i),
         Some(Command::Ramp(r)) => ramp::ramp(r),
         Some(Command::Dissect(d)) => dissect::dissect(d),
+        Some(Command::Compare(c)) => compare::compare(c),
+        Some(Command::Baseline(b)) => baseline::baseline(b),
     }
 }

@@ -11,6 +11,7 @@ use crate::cli::RampArgs;
 use crate::output::emit;
 
 pub fn ramp(args: RampArgs) -> Result<i32> {
+    gpubench::device::preflight()?;
     let settings = RampSettings {
         idle: Duration::from_millis(args.idle_ms),
         launches: args.launches.max(1),

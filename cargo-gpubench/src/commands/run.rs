@@ -8,10 +8,13 @@ use gpubench::error::{Error, Result, exit};
 use gpubench::harness::Profile;
 use gpubench::report::summary_table;
 use gpubench::results::Settings;
-use gpubench::runner::{self, ExecOptions, RunHeader, archive};
+use gpubench::runner::lock::{GpuLock, WaitPolicy, lock_dir};
+use gpubench::runner::{self, ExecOptions, RunHeader, archive, interrupt};
 
 use crate::cli::RunArgs;
 use crate::progress::Progress;
+
+use super::{judge_run, verdicts};
 
 pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(f) = &args.filter {
@@ -22,20 +25,42 @@ pub fn run(args: RunArgs) -> Result<i32> {
         (_, true) => Profile::Full,
         _ => Profile::Default,
     };
+    judge_run::check_args(&args)?;
+    install_interrupt_handler();
     // Fail fast, before any build, when there is no GPU to measure.
     let gpu = Gpu::open(args.device)?;
     let (identity, stack) = (gpu.identity().clone(), gpu.stack().clone());
     drop(gpu);
 
-    let (binaries, work_dir, default_output) = match &args.archive {
-        Some(path) => {
-            let base = std::env::current_dir().map_err(|e| Error::io(".", e))?;
-            let bins = archive::open(path, &base.join("gpubench-unpacked"))?;
-            (bins, base.join("gpubench-work"), base.join("gpubench-results.json"))
+    // The workspace (or, with --archive, the current folder) holds gpubench.toml and baselines/;
+    // a bad configuration or baseline fails here, before the GPU is taken and minutes spent.
+    let workspace = match &args.archive {
+        Some(_) => None,
+        None => Some(runner::workspace(args.manifest_path.as_deref())?),
+    };
+    let root = match &workspace {
+        Some(ws) => ws.root.clone(),
+        None => verdicts::current_dir()?,
+    };
+    let judge = judge_run::prepare(&args, &identity, &root)?;
+    // One run per GPU: a second one waits here (or refuses with --no-wait).
+    let policy = if args.no_wait { WaitPolicy::NoWait } else { WaitPolicy::Wait };
+    let _lock = GpuLock::acquire(&lock_dir(), &identity.uuid, policy, &mut |holder| {
+        eprintln!(
+            "GPU {} is in use by another gpubench run ({holder}); waiting for it (Ctrl-C to give up)",
+            identity.uuid
+        )
+    })?;
+
+    let (binaries, work_dir, default_output) = match (&args.archive, workspace) {
+        (Some(path), _) => {
+            let bins = archive::open(path, &root.join("gpubench-unpacked"))?;
+            (bins, root.join("gpubench-work"), root.join("gpubench-results.json"))
         }
-        None => {
-            let ws = runner::workspace(args.manifest_path.as_deref())?;
-            let bins = runner::build_benches(args.manifest_path.as_deref(), &args.benches)?;
+        (None, None) => return Err(Error::Usage("no cargo workspace and no --archive: nothing to run".into())),
+        (None, Some(ws)) => {
+            let bins = runner::build_benches(args.manifest_path.as_deref(), &args.benches)
+                .map_err(|e| if interrupt::requested() { Error::Interrupted } else { e })?;
             let dir = ws.target_dir.join("gpubench");
             (bins, dir.join("work"), dir.join("results.json"))
         }
@@ -90,10 +115,21 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
     }
     eprintln!("results: {}", output.display());
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(exit::OK),
+    if let Some(e) = failure {
+        return Err(e);
     }
+    judge.finish(&args, &doc)
+}
+
+/// Ctrl-C or a termination signal stops the run after writing what finished (exit code 130);
+/// a second Ctrl-C exits at once.
+fn install_interrupt_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if interrupt::requested() {
+            std::process::exit(exit::INTERRUPTED);
+        }
+        interrupt::request();
+    });
 }
 
 fn regex_check(filter: &str) -> Result<()> {

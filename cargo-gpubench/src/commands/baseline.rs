@@ -1,0 +1,133 @@
+//! `cargo gpubench baseline list | show | save`.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gpubench::baseline::{Baseline, BaselineKey, RunsFile, SaveMode, Store};
+use gpubench::error::{Error, Result, exit};
+use gpubench::report::{baseline_list_table, baseline_report};
+
+use super::verdicts;
+use crate::cli::{BaselineCommand, BaselineListArgs, BaselineSaveArgs, BaselineShowArgs};
+
+pub fn baseline(cmd: BaselineCommand) -> Result<i32> {
+    match cmd {
+        BaselineCommand::List(a) => list(a),
+        BaselineCommand::Show(a) => show(a),
+        BaselineCommand::Save(a) => save(a),
+    }
+}
+
+fn list(args: BaselineListArgs) -> Result<i32> {
+    let cwd = verdicts::current_dir()?;
+    let config = verdicts::config(&args.place, &cwd)?;
+    let store = verdicts::store(&args.place, &config, &cwd);
+    let listed = store.list()?;
+    let broken = listed.iter().filter(|l| l.baseline.is_err()).count();
+    if args.json {
+        let rows: Vec<serde_json::Value> = listed
+            .iter()
+            .map(|l| match &l.baseline {
+                Ok(b) => serde_json::json!({
+                    "path": l.path, "gpu_class": b.gpu_class.slug(), "name": b.name, "gpu_uuid": b.gpu_uuid,
+                    "runs": b.runs.len(), "profile": b.settings.profile, "driver": b.stack.driver_version,
+                    "nvrtc": b.stack.nvrtc_version, "updated_unix_s": b.updated_unix_s,
+                }),
+                Err(e) => serde_json::json!({ "path": l.path, "error": e.to_string() }),
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+    } else if listed.is_empty() {
+        println!("no baselines in {}", verdicts::shown(store.dir()));
+    } else {
+        println!("{}", baseline_list_table(&listed));
+    }
+    for l in listed.iter().filter(|l| l.baseline.is_err()) {
+        if let Err(e) = &l.baseline {
+            eprintln!("error: {e}");
+        }
+    }
+    Ok(if broken > 0 { exit::DATA } else { exit::OK })
+}
+
+fn show(args: BaselineShowArgs) -> Result<i32> {
+    let cwd = verdicts::current_dir()?;
+    let config = verdicts::config(&args.place, &cwd)?;
+    let store = verdicts::store(&args.place, &config, &cwd);
+    let (path, baseline) = find(&store, &args.target)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&baseline).expect("baselines serialise"));
+    } else {
+        print!("{}", baseline_report(&baseline, &verdicts::shown(&path), &config.rule, args.all));
+    }
+    Ok(exit::OK)
+}
+
+/// A baseline file by path, or in the folder by file stem, name or class slug.
+fn find(store: &Store, target: &str) -> Result<(std::path::PathBuf, Baseline)> {
+    let as_path = std::path::Path::new(target);
+    if as_path.is_file() {
+        return Ok((as_path.to_path_buf(), Baseline::read(as_path)?));
+    }
+    let listed = store.list()?;
+    let mut matches = Vec::new();
+    for l in listed {
+        let stem = l.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let hit = stem == target
+            || match &l.baseline {
+                Ok(b) => {
+                    b.name.as_deref() == Some(target)
+                        || (b.name.is_none() && b.gpu_uuid.is_none() && b.gpu_class.slug() == target)
+                }
+                Err(_) => false,
+            };
+        if hit {
+            matches.push(l);
+        }
+    }
+    match matches.len() {
+        0 => Err(Error::Usage(format!(
+            "no baseline `{target}` in {} (`cargo gpubench baseline list` shows what there is)",
+            verdicts::shown(store.dir())
+        ))),
+        1 => {
+            let l = matches.pop().expect("one match");
+            Ok((l.path, l.baseline?))
+        }
+        _ => {
+            let names: Vec<String> = matches.iter().map(|l| l.path.display().to_string()).collect();
+            Err(Error::Usage(format!("`{target}` matches several baselines: {}; give the file", names.join(", "))))
+        }
+    }
+}
+
+fn save(args: BaselineSaveArgs) -> Result<i32> {
+    let cwd = verdicts::current_dir()?;
+    let config = verdicts::config(&args.place, &cwd)?;
+    let store = verdicts::store(&args.place, &config, &cwd);
+    let mut runs = Vec::new();
+    for path in &args.results {
+        match RunsFile::read(path)? {
+            RunsFile::Results(r) => runs.push(*r),
+            RunsFile::Baseline(_) => {
+                return Err(Error::Usage(format!("{} is a baseline; give results files", path.display())));
+            }
+        }
+    }
+    let first = runs.first().ok_or_else(|| Error::Usage("no results files given".into()))?;
+    let key = BaselineKey::for_gpu(&first.gpu, args.name.as_deref(), args.per_gpu)?;
+    let mode = if args.append { SaveMode::Append { max_runs: config.max_runs } } else { SaveMode::Replace };
+    let (path, b) = store.save(&key, runs, mode, now())?;
+    eprintln!(
+        "saved the {} ({} run{}) to {}",
+        key.describe(),
+        b.runs.len(),
+        if b.runs.len() == 1 { "" } else { "s" },
+        verdicts::shown(&path)
+    );
+    Ok(exit::OK)
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}

@@ -1,0 +1,23 @@
+//! `cargo gpubench compare OLD NEW`: verdicts between two recorded files, no GPU needed.
+
+use gpubench::baseline::RunsFile;
+use gpubench::error::Result;
+use gpubench::report::comparison_json;
+use gpubench::verdict::{Side, compare as judge};
+
+use super::verdicts;
+use crate::cli::{BaselinePlace, CompareArgs};
+
+pub fn compare(args: CompareArgs) -> Result<i32> {
+    let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
+    let config = verdicts::config(&place, &verdicts::current_dir()?)?;
+    let old = RunsFile::read(&args.old)?.into_runs();
+    let new = RunsFile::read(&args.new)?.into_runs();
+    let (old_label, new_label) = (args.old.display().to_string(), args.new.display().to_string());
+    let c = judge(Side { label: &old_label, runs: &old }, Side { label: &new_label, runs: &new }, &config.rule)?;
+    if args.json {
+        print!("{}", comparison_json(&c));
+    }
+    verdicts::emit(&c, &args.outputs, args.json)?;
+    Ok(c.exit_code())
+}

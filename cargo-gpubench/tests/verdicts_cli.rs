@@ -1,0 +1,275 @@
+//! The command line end to end on recorded H200 results: compare, report formats, baselines,
+//! exit codes and bad inputs. No GPU needed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
+/// Runs the CLI in `dir` as cargo does (`cargo-gpubench gpubench ARGS`).
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).arg("gpubench").args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit code `code`, and on failure one clear `error:` line, never a panic.
+fn assert_exit(o: &Output, code: i32) {
+    assert_eq!(o.status.code(), Some(code), "stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o));
+    let err = stderr(o);
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+}
+
+fn assert_one_error_line(o: &Output, needle: &str) {
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains(needle), "{err}");
+}
+
+/// The quick fixture with stream/triad's bandwidth 5 % lower.
+fn regressed_copy(dir: &Path) -> PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("h200-quick-run.json")).unwrap()).unwrap();
+    for b in v["benchmarks"].as_array_mut().unwrap() {
+        if b["id"] == "stream/triad" {
+            for s in b["metrics"][0]["samples"].as_array_mut().unwrap() {
+                *s = serde_json::json!(s.as_f64().unwrap() * 0.95);
+            }
+        }
+    }
+    let path = dir.join("regressed.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn identical_runs_compare_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture("h200-quick-run.json");
+    let o = run(dir.path(), &["compare", f.to_str().unwrap(), f.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("stack:    same stack: driver 580.159.04, CUDA 13.0, NVRTC 13.0"), "{out}");
+    assert!(out.ends_with("verdicts: 0 REGRESSED, 0 IMPROVED, 0 INCONCLUSIVE, 42 PASS of 42\n"), "{out}");
+}
+
+#[test]
+fn a_regression_exits_1_and_writes_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = regressed_copy(dir.path());
+    let old = fixture("h200-quick-run.json");
+    let o = run(
+        dir.path(),
+        &[
+            "compare",
+            old.to_str().unwrap(),
+            new.to_str().unwrap(),
+            "--markdown",
+            "out/summary.md",
+            "--junit",
+            "out/junit.xml",
+            "--verdicts-json",
+            "out/verdicts.json",
+        ],
+    );
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    let row = out.lines().find(|l| l.contains("stream/triad")).expect("a row for stream/triad");
+    assert!(row.contains("REGRESSED") && row.contains("-5.00%"), "{row}");
+    assert!(out.ends_with("verdicts: 1 REGRESSED, 0 IMPROVED, 0 INCONCLUSIVE, 41 PASS of 42\n"), "{out}");
+    let md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(md.starts_with("## gpubench: REGRESSED"));
+    let xml = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 42);
+    assert_eq!(xml.matches("<failure ").count(), 1);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/verdicts.json")).unwrap()).unwrap();
+    assert_eq!(json["counts"]["regressed"], 1);
+    assert!(stderr(&o).contains("wrote out/junit.xml"));
+}
+
+#[test]
+fn json_on_stdout_keeps_the_table_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = regressed_copy(dir.path());
+    let old = fixture("h200-quick-run.json");
+    let o = run(dir.path(), &["compare", "--json", old.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_exit(&o, 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    assert_eq!(v["schema"], "gpubench.comparison/1");
+    let triad = v["metrics"].as_array().unwrap().iter().find(|m| m["benchmark"] == "stream/triad").unwrap();
+    assert_eq!(triad["verdict"], "REGRESSED");
+    assert!(stderr(&o).contains("verdicts: 1 REGRESSED"));
+}
+
+#[test]
+fn profiles_that_differ_are_inconclusive_not_regressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (fixture("h200-default-run.json"), fixture("h200-quick-run.json"));
+    let o = run(dir.path(), &["compare", old.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("warning:  different profiles: baseline default, new quick"), "{out}");
+    assert!(out.contains("0 REGRESSED"), "{out}");
+}
+
+#[test]
+fn bad_files_are_one_line_errors_with_exit_code_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fixture("h200-quick-run.json");
+    let bytes = std::fs::read(&good).unwrap();
+    std::fs::write(dir.path().join("truncated.json"), &bytes[..bytes.len() / 3]).unwrap();
+    std::fs::write(dir.path().join("corrupt.json"), b"{\"schema\": \"gpubench.results/1\",, }").unwrap();
+    std::fs::write(dir.path().join("foreign.json"), b"{\"schema\": \"nvbench/2\"}").unwrap();
+    std::fs::write(dir.path().join("binary.json"), [0xff, 0xfe, 0x00, 0x01]).unwrap();
+    let cases = [
+        ("truncated.json", "truncated.json: truncated JSON"),
+        ("corrupt.json", "corrupt.json: not valid JSON"),
+        ("foreign.json", "schema is `nvbench/2`, expected `gpubench.results/1` or `gpubench.baseline/1`"),
+        ("binary.json", "binary.json: not valid JSON"),
+        ("missing.json", "missing.json: No such file or directory"),
+    ];
+    for (file, needle) in cases {
+        let o = run(dir.path(), &["compare", good.to_str().unwrap(), file]);
+        assert_exit(&o, 5);
+        assert_one_error_line(&o, needle);
+        let o = run(dir.path(), &["compare", file, good.to_str().unwrap()]);
+        assert_exit(&o, 5);
+    }
+}
+
+#[test]
+fn bad_flags_and_configuration_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture("h200-quick-run.json");
+    let f = f.to_str().unwrap();
+    assert_exit(&run(dir.path(), &["compare", f]), 2);
+    assert_exit(&run(dir.path(), &["compare", f, f, "--threshold", "3"]), 2);
+    std::fs::write(dir.path().join("gpubench.toml"), "[verdict]\nthreshold = 3\n").unwrap();
+    let o = run(dir.path(), &["compare", f, f]);
+    assert_exit(&o, 2);
+    assert_one_error_line(&o, "gpubench.toml: threshold = 3 is outside [0, 1)");
+    std::fs::write(dir.path().join("other.toml"), "[verdict]\nthreshold = 0.02\nbogus = 1\n").unwrap();
+    let o = run(dir.path(), &["compare", f, f, "--config", "other.toml"]);
+    assert_exit(&o, 2);
+    assert_one_error_line(&o, "other.toml: line 3: unknown field `bogus`");
+    // A bad baseline name is refused before any GPU is looked for.
+    let o = run(dir.path(), &["--save-baseline", "../escape", "--no-wait"]);
+    assert_exit(&o, 2);
+    assert_one_error_line(&o, "bad baseline name `../escape`");
+}
+
+#[test]
+fn the_workspace_configuration_sets_the_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = regressed_copy(dir.path());
+    let old = fixture("h200-quick-run.json");
+    std::fs::write(
+        dir.path().join("gpubench.toml"),
+        "[[verdict.metric]]\nmatch = \"^stream/triad:\"\nthreshold = 0.08\n",
+    )
+    .unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let o = run(&sub, &["compare", old.to_str().unwrap(), new.to_str().unwrap(), "--all"]);
+    assert_exit(&o, 0);
+    let row = stdout(&o).lines().find(|l| l.contains("stream/triad")).unwrap().to_string();
+    assert!(row.contains("PASS") && row.contains("within ±8.0%"), "{row}");
+}
+
+#[test]
+fn baselines_are_saved_listed_shown_and_compared_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_file = fixture("h200-quick-run.json");
+    let r = run_file.to_str().unwrap();
+    let o = run(dir.path(), &["baseline", "save", r]);
+    assert_exit(&o, 0);
+    assert!(stderr(&o).contains("saved the default baseline of nvidia-h200-cc90-132sm-140gib (1 run) to baselines/nvidia-h200-cc90-132sm-140gib.json"), "{}", stderr(&o));
+    let o = run(dir.path(), &["baseline", "save", r, r, "--name", "r580"]);
+    assert_exit(&o, 0);
+    let o = run(dir.path(), &["baseline", "save", r, "--name", "r580", "--append"]);
+    assert_exit(&o, 0);
+    assert!(stderr(&o).contains("(3 runs)"), "{}", stderr(&o));
+
+    let o = run(dir.path(), &["baseline", "list"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("nvidia-h200-cc90-132sm-140gib.json") && out.contains("nvidia-h200-cc90-132sm-140gib.r580.json"),
+        "{out}"
+    );
+    let o = run(dir.path(), &["baseline", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+
+    let o = run(dir.path(), &["baseline", "show", "r580", "--all"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("runs:      3") && out.contains("stack:     driver 580.159.04, CUDA 13.0, NVRTC 13.0"),
+        "{out}"
+    );
+    assert!(out.contains("stream/triad"), "{out}");
+    let o = run(dir.path(), &["baseline", "show", "nope"]);
+    assert_exit(&o, 2);
+    assert_one_error_line(&o, "no baseline `nope` in baselines");
+
+    // A baseline file on either side of an offline comparison.
+    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib.r580.json", r]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("3 runs, newest at"), "{}", stdout(&o));
+    let new = regressed_copy(dir.path());
+    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib.json", new.to_str().unwrap()]);
+    assert_exit(&o, 1);
+}
+
+#[test]
+fn a_broken_baseline_is_reported_and_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = fixture("h200-quick-run.json");
+    let r = r.to_str().unwrap();
+    assert_exit(&run(dir.path(), &["baseline", "save", r]), 0);
+    let path = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json");
+    let good = std::fs::read(&path).unwrap();
+    let truncated = &good[..good.len() - 200];
+    std::fs::write(&path, truncated).unwrap();
+    for args in [vec!["baseline", "save", r], vec!["baseline", "save", r, "--append"]] {
+        let o = run(dir.path(), &args);
+        assert_exit(&o, 5);
+        assert_one_error_line(&o, "truncated JSON");
+        assert!(stderr(&o).contains("the file was left as it is"));
+        assert_eq!(std::fs::read(&path).unwrap(), truncated);
+    }
+    let o = run(dir.path(), &["baseline", "list"]);
+    assert_exit(&o, 5);
+    assert!(stdout(&o).contains("unreadable"), "{}", stdout(&o));
+    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib.json", r]);
+    assert_exit(&o, 5);
+    // A baseline from another schema version.
+    let foreign = String::from_utf8(good).unwrap().replacen("gpubench.baseline/1", "gpubench.baseline/2", 1);
+    std::fs::write(&path, &foreign).unwrap();
+    let o = run(dir.path(), &["baseline", "save", r]);
+    assert_exit(&o, 5);
+    assert_one_error_line(&o, "schema is `gpubench.baseline/2`, expected `gpubench.baseline/1`");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), foreign);
+    // An incompatible append is a usage error and changes nothing.
+    std::fs::remove_file(&path).unwrap();
+    assert_exit(&run(dir.path(), &["baseline", "save", r]), 0);
+    let before = std::fs::read(&path).unwrap();
+    let d = fixture("h200-default-run.json");
+    let o = run(dir.path(), &["baseline", "save", d.to_str().unwrap(), "--append"]);
+    assert_exit(&o, 2);
+    assert_one_error_line(&o, "cannot add the run to");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}

@@ -1,0 +1,284 @@
+//! The baseline file format.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::BaselineKey;
+use crate::error::{Error, Result};
+use crate::results::{
+    Better, ClockDomain, GpuClass, KernelProvenance, RESULTS_SCHEMA, ResultsDocument, Settings, Stack, Summary,
+    parse_json,
+};
+use crate::verdict::run_kernels;
+
+/// Schema tag of [`Baseline`]; readers refuse any other.
+pub const BASELINE_SCHEMA: &str = "gpubench.baseline/1";
+
+/// A baseline: the runs a GPU class (or one GPU) is compared with, and their summaries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// Always [`BASELINE_SCHEMA`].
+    pub schema: String,
+    /// Name; `None` for the class's default baseline.
+    pub name: Option<String>,
+    /// The GPU class every run was measured on.
+    pub gpu_class: GpuClass,
+    /// Set for a strict baseline of one GPU: its UUID.
+    pub gpu_uuid: Option<String>,
+    /// When the file was last written, Unix seconds.
+    pub updated_unix_s: u64,
+    /// The stack of the runs (the newest run's; appended runs must match it).
+    pub stack: Stack,
+    /// The settings of the runs.
+    pub settings: Settings,
+    /// Each kernel source the runs compiled, with its source, PTX and cubin hashes.
+    pub kernels: Vec<KernelProvenance>,
+    /// Per-metric summaries over all runs.
+    pub metrics: Vec<BaselineMetric>,
+    /// What NVML and the kernels' clocks saw over all runs.
+    pub telemetry: TelemetrySummary,
+    /// The runs themselves, oldest first: every sample, clock reading and telemetry record.
+    pub runs: Vec<ResultsDocument>,
+}
+
+/// Summary of one metric over a baseline's runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineMetric {
+    /// Benchmark id.
+    pub benchmark: String,
+    /// Bench family.
+    pub family: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit.
+    pub unit: String,
+    /// Good direction.
+    pub better: Better,
+    /// Clock domain.
+    pub domain: ClockDomain,
+    /// Summary of all runs' samples pooled.
+    pub summary: Summary,
+    /// Each run's median.
+    pub run_medians: Vec<f64>,
+    /// Relative noise that widens the verdict threshold (see [`crate::verdict::Rule`]).
+    pub noise: f64,
+}
+
+/// Telemetry over a baseline's runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TelemetrySummary {
+    /// Runs that had NVML readings.
+    pub runs_with_nvml: usize,
+    /// Samples with NVML readings.
+    pub samples: usize,
+    /// Of those, throttled.
+    pub throttled_samples: usize,
+    /// Throttled samples per slowdown reason.
+    #[serde(default)]
+    pub reasons: BTreeMap<String, usize>,
+    /// Median effective SM clock of all kernel-clocked samples, MHz.
+    pub median_sm_mhz: Option<f64>,
+    /// Median board power of all samples, W.
+    pub median_power_w: Option<f64>,
+}
+
+impl Baseline {
+    /// Builds a baseline for `key` from `runs` (oldest first) at time `now`.
+    pub fn from_runs(key: &BaselineKey, runs: Vec<ResultsDocument>, now: u64) -> Result<Self> {
+        let newest = runs.last().ok_or_else(|| Error::Usage("no runs to make a baseline of".into()))?;
+        if runs.iter().all(|r| r.benchmarks.is_empty()) {
+            return Err(Error::Usage("the results hold no benchmarks: nothing to save as a baseline".into()));
+        }
+        let baseline = Baseline {
+            schema: BASELINE_SCHEMA.to_string(),
+            name: key.name.clone(),
+            gpu_class: key.class.clone(),
+            gpu_uuid: key.uuid.clone(),
+            updated_unix_s: now,
+            stack: newest.stack.clone(),
+            settings: newest.settings.clone(),
+            kernels: run_kernels(newest).into_values().collect(),
+            metrics: metric_summaries(&runs),
+            telemetry: telemetry_summary(&runs),
+            runs,
+        };
+        for run in &baseline.runs {
+            baseline.accepts(run).map_err(Error::Usage)?;
+        }
+        Ok(baseline)
+    }
+
+    /// The key this baseline is stored under.
+    pub fn key(&self) -> BaselineKey {
+        BaselineKey { class: self.gpu_class.clone(), uuid: self.gpu_uuid.clone(), name: self.name.clone() }
+    }
+
+    /// The newest run.
+    pub fn newest(&self) -> &ResultsDocument {
+        self.runs.last().expect("a checked baseline has runs")
+    }
+
+    /// Reads and checks a baseline file; anything but a well-formed baseline is
+    /// [`Error::Data`].
+    pub fn read(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Self::parse(path, &bytes)
+    }
+
+    /// Parses and checks baseline bytes (`path` names them in errors).
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Self> {
+        let b: Baseline = parse_json(path, bytes, BASELINE_SCHEMA)?;
+        b.check().map_err(|reason| Error::data(path, reason))?;
+        Ok(b)
+    }
+
+    /// Internal consistency: runs present, of the results schema, of this class (and GPU).
+    fn check(&self) -> Result<(), String> {
+        if self.runs.is_empty() {
+            return Err("baseline holds no runs".into());
+        }
+        for (i, run) in self.runs.iter().enumerate() {
+            if run.schema != RESULTS_SCHEMA {
+                return Err(format!("run {i} has schema `{}`, expected `{RESULTS_SCHEMA}`", run.schema));
+            }
+            if run.gpu.class_key() != self.gpu_class {
+                return Err(format!(
+                    "run {i} was measured on {}, not {}",
+                    run.gpu.class_key().slug(),
+                    self.gpu_class.slug()
+                ));
+            }
+            if let Some(u) = &self.gpu_uuid
+                && &run.gpu.uuid != u
+            {
+                return Err(format!("run {i} was measured on {}, not {u}", run.gpu.uuid));
+            }
+        }
+        if let Some(n) = &self.name {
+            super::validate_name(n).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Whether `run` may join this baseline's runs: same GPU class (and GPU), settings, stack
+    /// and generated code, and the same parameters for the benchmarks both have. The error
+    /// says what differs.
+    pub fn accepts(&self, run: &ResultsDocument) -> Result<(), String> {
+        if run.gpu.class_key() != self.gpu_class {
+            return Err(format!(
+                "the run was measured on {}, the baseline is for {}",
+                run.gpu.class_key().slug(),
+                self.gpu_class.slug()
+            ));
+        }
+        if let Some(u) = &self.gpu_uuid
+            && &run.gpu.uuid != u
+        {
+            return Err(format!("the run was measured on {}, the baseline is for {u}", run.gpu.uuid));
+        }
+        if run.settings != self.settings {
+            return Err(format!(
+                "the run's settings (profile {}, {} samples, filter {:?}) differ from the baseline's (profile {}, {} samples, filter {:?})",
+                run.settings.profile,
+                run.settings.sample_size,
+                run.settings.filter,
+                self.settings.profile,
+                self.settings.sample_size,
+                self.settings.filter
+            ));
+        }
+        let (a, b) = (&run.stack, &self.stack);
+        if (&a.driver_version, &a.cuda_driver_api, &a.nvrtc_version, &a.cudarc_feature)
+            != (&b.driver_version, &b.cuda_driver_api, &b.nvrtc_version, &b.cudarc_feature)
+        {
+            return Err(format!(
+                "the run's stack (driver {}, NVRTC {}) differs from the baseline's (driver {}, NVRTC {})",
+                a.driver_version.as_deref().unwrap_or("unknown"),
+                a.nvrtc_version,
+                b.driver_version.as_deref().unwrap_or("unknown"),
+                b.nvrtc_version
+            ));
+        }
+        for k in run_kernels(run).values() {
+            if let Some(mine) = self.kernels.iter().find(|m| m.source == k.source)
+                && (mine.ptx_sha256 != k.ptx_sha256 || mine.cubin_sha256 != k.cubin_sha256)
+            {
+                return Err(format!("the generated code of {} differs from the baseline's", k.source));
+            }
+        }
+        for b in &run.benchmarks {
+            for old in self.runs.iter().filter_map(|r| r.benchmark(&b.id)) {
+                if old.params != b.params {
+                    return Err(format!("benchmark {} has other parameters than in the baseline", b.id));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn metric_summaries(runs: &[ResultsDocument]) -> Vec<BaselineMetric> {
+    let mut out: Vec<BaselineMetric> = Vec::new();
+    let mut pooled: Vec<Vec<f64>> = Vec::new();
+    for run in runs {
+        for b in &run.benchmarks {
+            for m in &b.metrics {
+                let i = match out.iter().position(|x| x.benchmark == b.id && x.metric == m.name) {
+                    Some(i) => i,
+                    None => {
+                        out.push(BaselineMetric {
+                            benchmark: b.id.clone(),
+                            family: b.family.clone(),
+                            metric: m.name.clone(),
+                            unit: m.unit.clone(),
+                            better: m.better,
+                            domain: m.domain,
+                            summary: Summary::of(&[]),
+                            run_medians: Vec::new(),
+                            noise: 0.0,
+                        });
+                        pooled.push(Vec::new());
+                        out.len() - 1
+                    }
+                };
+                let finite: Vec<f64> = m.samples.iter().copied().filter(|v| v.is_finite()).collect();
+                out[i].run_medians.extend(crate::stats::median(&finite));
+                pooled[i].extend(finite);
+            }
+        }
+    }
+    for (m, values) in out.iter_mut().zip(&pooled) {
+        m.summary = Summary::of(values);
+        m.noise = crate::verdict::baseline_noise(values, &m.run_medians);
+    }
+    out
+}
+
+fn telemetry_summary(runs: &[ResultsDocument]) -> TelemetrySummary {
+    let mut t = TelemetrySummary::default();
+    let mut clocks = Vec::new();
+    let mut power = Vec::new();
+    for run in runs {
+        let mut nvml = run.telemetry.as_ref().is_some_and(|rt| rt.nvml);
+        for b in &run.benchmarks {
+            clocks.extend(b.clocks.iter().filter_map(|c| c.mhz()));
+            for s in &b.telemetry {
+                nvml = true;
+                t.samples += 1;
+                power.extend(s.power_w);
+                if s.throttled {
+                    t.throttled_samples += 1;
+                    for r in &s.slowdown {
+                        *t.reasons.entry(r.clone()).or_default() += 1;
+                    }
+                }
+            }
+        }
+        t.runs_with_nvml += usize::from(nvml);
+    }
+    t.median_sm_mhz = crate::stats::median(&clocks);
+    t.median_power_w = crate::stats::median(&power);
+    t
+}

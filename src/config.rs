@@ -1,0 +1,228 @@
+//! The workspace configuration file, `gpubench.toml`: verdict thresholds, per-metric
+//! overrides, and where baselines live. Every key is optional; unknown keys are errors.
+//!
+//! ```toml
+//! [verdict]
+//! threshold = 0.02        # smallest relative change called REGRESSED or IMPROVED
+//! noise_factor = 3.0      # the threshold widens to this many times the baseline's noise
+//! alpha = 0.05            # false-discovery rate (Benjamini-Hochberg) of the rank tests
+//! confidence = 0.99       # level of the bootstrap interval of the ratio of medians
+//! resamples = 2000        # bootstrap resamples per metric
+//! clock_tolerance = 0.01  # clock difference above which clock-normalised values are compared
+//! min_samples = 5         # fewest samples per side for a statistical verdict
+//! min_fact_confidence = 0.9
+//! seed = 0
+//!
+//! [[verdict.metric]]      # first match wins; the pattern is a regex on "<benchmark>:<metric>"
+//! match = "latency/.*/32MiB:"
+//! threshold = 0.10
+//!
+//! [baseline]
+//! dir = "baselines"       # relative to this file
+//! max_runs = 5            # runs an --append baseline keeps
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::verdict::{MetricOverride, Rule};
+
+/// File name looked up in the workspace (and its parents).
+pub const CONFIG_FILE: &str = "gpubench.toml";
+
+/// Runs an appended baseline keeps by default.
+pub const DEFAULT_MAX_RUNS: usize = 5;
+
+/// The configuration in force.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The verdict rule.
+    pub rule: Rule,
+    /// Baselines folder from the file (absolute, resolved against the file's folder).
+    pub baseline_dir: Option<PathBuf>,
+    /// Runs an appended baseline keeps.
+    pub max_runs: usize,
+    /// The file it came from; `None` for the built-in defaults.
+    pub source: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { rule: Rule::default(), baseline_dir: None, max_runs: DEFAULT_MAX_RUNS, source: None }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    verdict: VerdictSection,
+    #[serde(default)]
+    baseline: BaselineSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerdictSection {
+    threshold: Option<f64>,
+    noise_factor: Option<f64>,
+    alpha: Option<f64>,
+    confidence: Option<f64>,
+    resamples: Option<usize>,
+    clock_tolerance: Option<f64>,
+    min_samples: Option<usize>,
+    min_fact_confidence: Option<f64>,
+    seed: Option<u64>,
+    #[serde(default)]
+    metric: Vec<MetricSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetricSection {
+    #[serde(rename = "match")]
+    pattern: String,
+    threshold: Option<f64>,
+    noise_factor: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BaselineSection {
+    dir: Option<PathBuf>,
+    max_runs: Option<usize>,
+}
+
+impl Config {
+    /// Reads `path`. A missing or unreadable file, bad TOML, an unknown key or a value out of
+    /// range is a usage error (exit code 2) naming the file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("{}: cannot read the configuration: {e}", path.display())))?;
+        Self::parse(&text, path)
+    }
+
+    /// The nearest `gpubench.toml` in `start` or one of its parents, or the defaults when
+    /// there is none.
+    pub fn discover(start: &Path) -> Result<Self> {
+        for dir in start.ancestors() {
+            let candidate = dir.join(CONFIG_FILE);
+            if candidate.is_file() {
+                return Self::load(&candidate);
+            }
+        }
+        Ok(Config::default())
+    }
+
+    /// Parses configuration text (`path` names it in errors and anchors relative folders).
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        let bad = |msg: String| Error::Usage(format!("{}: {msg}", path.display()));
+        let file: FileConfig = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let msg = e.message().lines().next().unwrap_or("invalid TOML").to_string();
+            match line {
+                Some(l) => bad(format!("line {l}: {msg}")),
+                None => bad(msg),
+            }
+        })?;
+        let v = file.verdict;
+        let d = Rule::default();
+        let mut overrides = Vec::new();
+        for m in v.metric {
+            overrides.push(MetricOverride::new(&m.pattern, m.threshold, m.noise_factor).map_err(bad)?);
+        }
+        let rule = Rule {
+            threshold: v.threshold.unwrap_or(d.threshold),
+            noise_factor: v.noise_factor.unwrap_or(d.noise_factor),
+            alpha: v.alpha.unwrap_or(d.alpha),
+            confidence: v.confidence.unwrap_or(d.confidence),
+            resamples: v.resamples.unwrap_or(d.resamples),
+            clock_tolerance: v.clock_tolerance.unwrap_or(d.clock_tolerance),
+            min_samples: v.min_samples.unwrap_or(d.min_samples),
+            min_fact_confidence: v.min_fact_confidence.unwrap_or(d.min_fact_confidence),
+            seed: v.seed.unwrap_or(d.seed),
+            overrides,
+        };
+        rule.validate().map_err(bad)?;
+        let max_runs = file.baseline.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
+        if max_runs == 0 {
+            return Err(bad("baseline.max_runs must be at least 1".into()));
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        Ok(Config {
+            rule,
+            baseline_dir: file.baseline.dir.map(|d| base.join(d)),
+            max_runs,
+            source: Some(path.to_path_buf()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_gives_the_defaults() {
+        let c = Config::parse("", Path::new("/w/gpubench.toml")).unwrap();
+        assert_eq!(c.rule.threshold, 0.02);
+        assert_eq!(c.max_runs, DEFAULT_MAX_RUNS);
+        assert_eq!(c.baseline_dir, None);
+    }
+
+    #[test]
+    fn values_and_overrides_are_read() {
+        let text = r#"
+[verdict]
+threshold = 0.03
+alpha = 0.01
+
+[[verdict.metric]]
+match = "latency/.*/32MiB:"
+threshold = 0.1
+
+[baseline]
+dir = "ci/baselines"
+max_runs = 3
+"#;
+        let c = Config::parse(text, Path::new("/w/gpubench.toml")).unwrap();
+        assert_eq!(c.rule.threshold, 0.03);
+        assert_eq!(c.rule.alpha, 0.01);
+        assert_eq!(c.rule.for_metric("latency/ca/32MiB:ns_per_access"), (0.1, 3.0));
+        assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
+        assert_eq!(c.max_runs, 3);
+    }
+
+    #[test]
+    fn mistakes_are_one_line_usage_errors_with_the_line() {
+        let cases = [
+            ("[verdict]\nthreshhold = 0.02\n", "line 2: unknown field `threshhold`"),
+            ("[verdict]\nthreshold = \"2%\"\n", "line 2"),
+            ("[verdict]\nthreshold = 2.0\n", "threshold = 2 is outside"),
+            ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
+            ("[verdict\n", "line 1"),
+            ("[baseline]\nmax_runs = 0\n", "max_runs must be at least 1"),
+        ];
+        for (text, expect) in cases {
+            let e = Config::parse(text, Path::new("gpubench.toml")).unwrap_err();
+            let msg = e.to_string();
+            assert!(matches!(e, Error::Usage(_)), "{msg}");
+            assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+            assert!(msg.starts_with("gpubench.toml: ") && msg.contains(expect), "{msg}");
+            assert!(!msg.contains('\n'), "{msg}");
+        }
+    }
+
+    #[test]
+    fn discovery_walks_up_to_the_nearest_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), "[verdict]\nthreshold = 0.04\n").unwrap();
+        let deep = dir.path().join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        let c = Config::discover(&deep).unwrap();
+        assert_eq!(c.rule.threshold, 0.04);
+        assert_eq!(c.source, Some(dir.path().join(CONFIG_FILE)));
+    }
+}

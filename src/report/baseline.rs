@@ -1,0 +1,141 @@
+//! A baseline for people: where and on what it was taken, its kernels, and the noise of its
+//! metrics (which sets how large a change must be before it is called).
+
+use std::collections::BTreeMap;
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use super::header::utc_time;
+use super::table::{format_value, provenance_table};
+use crate::baseline::{Baseline, Listed};
+use crate::verdict::Rule;
+
+/// The report of `baseline show`: header, kernels, noise per family and, with `all`, per
+/// metric. Thresholds are those `rule` would apply.
+pub fn baseline_report(b: &Baseline, label: &str, rule: &Rule, all: bool) -> String {
+    let mut out = String::new();
+    let c = &b.gpu_class;
+    let first = b.runs.first().map(|r| r.created_unix_s).unwrap_or(0);
+    let last = b.newest().created_unix_s;
+    out.push_str(&format!("baseline:  {label}\n"));
+    out.push_str(&format!("name:      {}\n", b.name.as_deref().unwrap_or("(default)")));
+    out.push_str(&format!(
+        "GPU class: {}, cc {}, {} SMs, {} GiB{}\n",
+        c.name,
+        c.cc,
+        c.sm_count,
+        c.memory_gib,
+        b.gpu_uuid.as_ref().map(|u| format!(" (only {u})")).unwrap_or_default()
+    ));
+    out.push_str(&format!(
+        "runs:      {} ({} to {}), profile {}, {} samples per benchmark\n",
+        b.runs.len(),
+        utc_time(first),
+        utc_time(last),
+        b.settings.profile,
+        b.settings.sample_size
+    ));
+    let s = &b.stack;
+    out.push_str(&format!(
+        "stack:     driver {}, CUDA {}, NVRTC {}, cudarc {}, gpubench {}\n",
+        s.driver_version.as_deref().unwrap_or("unknown"),
+        s.cuda_driver_api,
+        s.nvrtc_version,
+        s.cudarc_feature,
+        s.tool_version
+    ));
+    let t = &b.telemetry;
+    out.push_str(&format!(
+        "telemetry: median SM clock {}, NVML in {} of {} runs, {} of {} sampled windows throttled\n",
+        t.median_sm_mhz.map(|m| format!("{m:.0} MHz")).unwrap_or_else(|| "unknown".into()),
+        t.runs_with_nvml,
+        b.runs.len(),
+        t.throttled_samples,
+        t.samples
+    ));
+    out.push_str(&format!("{}\n", provenance_table(&b.kernels)));
+    out.push_str(&format!("{}\n", family_noise_table(b, rule)));
+    if all {
+        out.push_str(&format!("{}\n", metric_noise_table(b, rule)));
+    }
+    out
+}
+
+/// Noise floor per family: how much the metrics scatter and the thresholds that follows.
+pub fn family_noise_table(b: &Baseline, rule: &Rule) -> Table {
+    let mut families: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for m in &b.metrics {
+        let (threshold, factor) = rule.for_metric(&format!("{}:{}", m.benchmark, m.metric));
+        families.entry(&m.family).or_default().push((m.noise, threshold.max(factor * m.noise)));
+    }
+    let mut t = table(vec!["family", "metrics", "median noise", "max noise", "median threshold", "max threshold"]);
+    for (family, v) in families {
+        let noise: Vec<f64> = v.iter().map(|x| x.0).collect();
+        let thr: Vec<f64> = v.iter().map(|x| x.1).collect();
+        let pct = |x: Option<f64>| x.map(|x| format!("{:.3}%", x * 100.0)).unwrap_or_else(|| "-".into());
+        let max = |x: &[f64]| x.iter().copied().reduce(f64::max);
+        t.add_row(vec![
+            Cell::new(family),
+            right(v.len().to_string()),
+            right(pct(crate::stats::median(&noise))),
+            right(pct(max(&noise))),
+            right(pct(crate::stats::median(&thr))),
+            right(pct(max(&thr))),
+        ]);
+    }
+    t
+}
+
+/// One row per metric: median, noise and the threshold `rule` gives it.
+pub fn metric_noise_table(b: &Baseline, rule: &Rule) -> Table {
+    let mut t = table(vec!["benchmark", "metric", "median", "unit", "n", "runs", "noise", "threshold"]);
+    for m in &b.metrics {
+        let (threshold, factor) = rule.for_metric(&format!("{}:{}", m.benchmark, m.metric));
+        t.add_row(vec![
+            Cell::new(&m.benchmark),
+            Cell::new(&m.metric),
+            right(format_value(m.summary.median)),
+            Cell::new(&m.unit),
+            right(m.summary.n.to_string()),
+            right(m.run_medians.len().to_string()),
+            right(format!("{:.3}%", m.noise * 100.0)),
+            right(format!("{:.2}%", threshold.max(factor * m.noise) * 100.0)),
+        ]);
+    }
+    t
+}
+
+/// The table of `baseline list`.
+pub fn baseline_list_table(listed: &[Listed]) -> Table {
+    let mut t = table(vec!["file", "GPU class", "name", "GPU", "runs", "profile", "driver", "NVRTC", "updated"]);
+    for l in listed {
+        let file = l.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        match &l.baseline {
+            Ok(b) => t.add_row(vec![
+                Cell::new(file),
+                Cell::new(b.gpu_class.slug()),
+                Cell::new(b.name.as_deref().unwrap_or("(default)")),
+                Cell::new(b.gpu_uuid.as_deref().unwrap_or("any")),
+                right(b.runs.len().to_string()),
+                Cell::new(&b.settings.profile),
+                Cell::new(b.stack.driver_version.as_deref().unwrap_or("unknown")),
+                Cell::new(&b.stack.nvrtc_version),
+                Cell::new(utc_time(b.updated_unix_s)),
+            ]),
+            Err(e) => t.add_row(vec![Cell::new(file), Cell::new(format!("unreadable: {e}"))]),
+        };
+    }
+    t
+}
+
+fn table(header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_header(header);
+    t
+}
+
+fn right(s: String) -> Cell {
+    Cell::new(s).set_alignment(CellAlignment::Right)
+}

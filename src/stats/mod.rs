@@ -1,0 +1,18 @@
+//! Pure statistics for regression verdicts: order statistics, the Mann-Whitney U rank test,
+//! Benjamini-Hochberg false-discovery control, a bootstrap confidence interval of the ratio of
+//! two medians, and the seeded generator that makes the bootstrap reproducible. No I/O, no
+//! knowledge of GPUs or results files.
+
+mod bootstrap;
+mod fdr;
+mod mann_whitney;
+mod normal;
+mod quantile;
+mod rng;
+
+pub use bootstrap::{Interval, RatioEstimate, ratio_of_medians};
+pub use fdr::benjamini_hochberg;
+pub use mann_whitney::{MannWhitney, mann_whitney_u};
+pub use normal::{erfc, normal_cdf, normal_sf};
+pub use quantile::{mad, median, percentile, percentile_sorted, robust_relative_spread};
+pub use rng::{Rng, SplitMix64, fnv1a};

@@ -1,0 +1,243 @@
+//! Baseline files: saving, appending, reading, listing; corrupt, truncated and foreign files
+//! are clear errors (exit code 5) and are never overwritten; writes are atomic.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use gpubench::baseline::{BASELINE_SCHEMA, Baseline, BaselineKey, SaveMode, Store};
+use gpubench::error::{Error, exit};
+use gpubench::results::{ResultsDocument, Summary, write_atomic};
+
+fn fixture(name: &str) -> ResultsDocument {
+    ResultsDocument::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap()
+}
+
+fn default_run() -> ResultsDocument {
+    fixture("h200-default-run.json")
+}
+
+/// The run with every sample scaled by `factor` (a stand-in for another run of the suite).
+fn rerun(doc: &ResultsDocument, factor: f64, created: u64) -> ResultsDocument {
+    let mut d = doc.clone();
+    d.created_unix_s = created;
+    for b in &mut d.benchmarks {
+        for m in &mut b.metrics {
+            m.samples.iter_mut().for_each(|v| *v *= factor);
+            m.summary = Summary::of(&m.samples);
+        }
+    }
+    d
+}
+
+fn class_key(doc: &ResultsDocument) -> BaselineKey {
+    BaselineKey::for_gpu(&doc.gpu, None, false).unwrap()
+}
+
+fn assert_data_error(err: &Error, path: &Path, needle: &str) {
+    assert!(matches!(err, Error::Data { .. }), "{err}");
+    assert_eq!(err.exit_code(), exit::DATA);
+    let msg = err.to_string();
+    assert!(msg.starts_with(&path.display().to_string()), "{msg}");
+    assert!(msg.contains(needle), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+}
+
+#[test]
+fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("baselines"));
+    let doc = default_run();
+    let key = class_key(&doc);
+    let (path, saved) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
+    assert_eq!(path, dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(&format!("\"schema\": \"{BASELINE_SCHEMA}\"")));
+    let (_, loaded) = store.load(&key).unwrap().unwrap();
+    assert!(loaded == saved, "the baseline reads back exactly as written");
+    assert!(loaded.runs == vec![doc.clone()], "raw samples are kept exactly");
+    assert_eq!(loaded.stack.driver_version.as_deref(), Some("580.159.04"));
+    assert_eq!(loaded.stack.nvrtc_version, "13.0");
+    assert_eq!(loaded.stack.cudarc_feature, "cuda-13000");
+    let sources: Vec<&str> = loaded.kernels.iter().map(|k| k.source.as_str()).collect();
+    assert_eq!(sources, ["atomics.cu", "latency.cu", "shared_banks.cu", "stream.cu"]);
+    assert!(loaded.kernels.iter().all(|k| k.ptx_sha256.len() == 64 && k.cubin_sha256.len() == 64));
+    let metrics: usize = doc.benchmarks.iter().map(|b| b.metrics.len()).sum();
+    assert_eq!(loaded.metrics.len(), metrics);
+    let triad = loaded.metrics.iter().find(|m| m.benchmark == "stream/triad").unwrap();
+    assert_eq!(triad.summary, Summary::of(&doc.benchmark("stream/triad").unwrap().metrics[0].samples));
+    assert!(triad.noise > 0.0 && triad.noise < 0.01, "{}", triad.noise);
+    assert!(loaded.telemetry.median_sm_mhz.unwrap() > 1900.0);
+    // No temporary file is left next to it.
+    let names: Vec<String> =
+        std::fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names, ["nvidia-h200-cc90-132sm-140gib.json"]);
+}
+
+#[test]
+fn named_and_per_gpu_baselines_live_in_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let doc = default_run();
+    let named = BaselineKey::for_gpu(&doc.gpu, Some("r580"), false).unwrap();
+    let strict = BaselineKey::for_gpu(&doc.gpu, None, true).unwrap();
+    store.save(&named, vec![doc.clone()], SaveMode::Replace, 1).unwrap();
+    let (p, b) = store.save(&strict, vec![doc.clone()], SaveMode::Replace, 1).unwrap();
+    assert_eq!(p.file_name().unwrap(), "nvidia-h200-cc90-132sm-140gib.gpu-0ecb8783-d484-6f3f-bb0a-c1c9301d183d.json");
+    assert_eq!(b.gpu_uuid.as_deref(), Some(doc.gpu.uuid.as_str()));
+    assert!(store.load(&class_key(&doc)).unwrap().is_none());
+    assert_eq!(store.load(&named).unwrap().unwrap().1.name.as_deref(), Some("r580"));
+    // A strict baseline refuses a run of another card of the class.
+    let mut other = doc.clone();
+    other.gpu.uuid = "GPU-99999999-0000-0000-0000-000000000000".into();
+    let err = store.save(&strict, vec![other], SaveMode::Append { max_runs: 5 }, 2).unwrap_err();
+    assert!(err.to_string().contains("the baseline is for GPU-0ecb8783"), "{err}");
+    assert!(BaselineKey::for_gpu(&doc.gpu, Some("../escape"), false).is_err());
+}
+
+#[test]
+fn append_keeps_the_newest_runs_and_refuses_incompatible_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let doc = default_run();
+    let key = class_key(&doc);
+    store.save(&key, vec![rerun(&doc, 1.0, 1)], SaveMode::Append { max_runs: 2 }, 1).unwrap();
+    store.save(&key, vec![rerun(&doc, 1.001, 2)], SaveMode::Append { max_runs: 2 }, 2).unwrap();
+    let (_, b) = store.save(&key, vec![rerun(&doc, 0.999, 3)], SaveMode::Append { max_runs: 2 }, 3).unwrap();
+    let created: Vec<u64> = b.runs.iter().map(|r| r.created_unix_s).collect();
+    assert_eq!(created, [2, 3]);
+    let triad = b.metrics.iter().find(|m| m.benchmark == "stream/triad").unwrap();
+    assert_eq!(triad.run_medians.len(), 2);
+
+    let before = std::fs::read(store.path(&key)).unwrap();
+    let err = store.save(&key, vec![fixture("h200-quick-run.json")], SaveMode::Append { max_runs: 5 }, 4).unwrap_err();
+    assert_eq!(err.exit_code(), exit::USAGE);
+    assert!(err.to_string().contains("settings (profile quick"), "{err}");
+    let mut upgraded = doc.clone();
+    upgraded.stack.driver_version = Some("590.1".into());
+    let err = store.save(&key, vec![upgraded.clone()], SaveMode::Append { max_runs: 5 }, 4).unwrap_err();
+    assert!(err.to_string().contains("stack (driver 590.1"), "{err}");
+    assert_eq!(std::fs::read(store.path(&key)).unwrap(), before, "a refused append changes nothing");
+    // Replacing accepts the upgrade.
+    let (_, b) = store.save(&key, vec![upgraded], SaveMode::Replace, 5).unwrap();
+    assert_eq!(b.runs.len(), 1);
+    assert_eq!(b.stack.driver_version.as_deref(), Some("590.1"));
+}
+
+/// The ways a baseline file can be broken, and what the error must say.
+fn broken_files(good: &[u8]) -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    let text = String::from_utf8(good.to_vec()).unwrap();
+    vec![
+        ("truncated", good[..good.len() / 2].to_vec(), "truncated JSON"),
+        ("corrupt", b"{\"schema\": \"gpubench.baseline/1\", \x00garbage".to_vec(), "not valid JSON"),
+        ("empty", Vec::new(), "truncated JSON"),
+        (
+            "foreign schema",
+            text.replacen("gpubench.baseline/1", "gpubench.baseline/9", 1).into_bytes(),
+            "schema is `gpubench.baseline/9`, expected `gpubench.baseline/1`",
+        ),
+        (
+            "a results file",
+            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-quick-run.json")).unwrap(),
+            "schema is `gpubench.results/1`",
+        ),
+        ("no schema", b"{\"runs\": []}".to_vec(), "no `schema` field"),
+        ("wrong shape", text.replacen("\"runs\": [", "\"runs\": 7, \"x\": [", 1).into_bytes(), "does not match schema"),
+        (
+            "no runs",
+            text.replacen("\"runs\": [", "\"runs\": [], \"unused\": [", 1).into_bytes(),
+            "baseline holds no runs",
+        ),
+    ]
+}
+
+#[test]
+fn broken_baselines_are_data_errors_and_are_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let doc = default_run();
+    let key = class_key(&doc);
+    let (path, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    for (what, bytes, needle) in broken_files(&good) {
+        std::fs::write(&path, &bytes).unwrap();
+        assert_data_error(&Baseline::read(&path).unwrap_err(), &path, needle);
+        assert_data_error(&store.load(&key).unwrap_err(), &path, needle);
+        for mode in [SaveMode::Replace, SaveMode::Append { max_runs: 5 }] {
+            let err = store.save(&key, vec![doc.clone()], mode, 2).unwrap_err();
+            assert_data_error(&err, &path, "the file was left as it is");
+            assert_eq!(std::fs::read(&path).unwrap(), bytes, "{what}: the broken file must stay as it was");
+        }
+        let listed = store.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].baseline.is_err(), "{what}");
+    }
+}
+
+#[test]
+fn a_file_holding_another_key_is_not_taken_for_this_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let doc = default_run();
+    let named = BaselineKey::for_gpu(&doc.gpu, Some("other"), false).unwrap();
+    let (named_path, _) = store.save(&named, vec![doc.clone()], SaveMode::Replace, 1).unwrap();
+    std::fs::copy(&named_path, store.path(&class_key(&doc))).unwrap();
+    let err = store.load(&class_key(&doc)).unwrap_err();
+    assert_data_error(&err, &store.path(&class_key(&doc)), "holds the baseline `other`");
+}
+
+#[test]
+fn readers_never_see_a_half_written_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let doc = default_run();
+    let key = class_key(&doc);
+    let (path, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (stop, path) = (stop.clone(), path.clone());
+        std::thread::spawn(move || {
+            let mut reads = 0;
+            while !stop.load(Ordering::Relaxed) {
+                Baseline::read(&path).expect("every read sees a whole file");
+                reads += 1;
+            }
+            reads
+        })
+    };
+    for i in 0..15 {
+        store.save(&key, vec![rerun(&doc, 1.0 + i as f64 * 1e-4, i)], SaveMode::Replace, i).unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(reader.join().unwrap() > 0);
+}
+
+#[test]
+fn a_failed_write_leaves_the_old_file_and_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let target: PathBuf = dir.path().join("occupied");
+    // The rename cannot replace a non-empty folder: the write fails after the temporary file
+    // was written, and must clean it up.
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep"), b"x").unwrap();
+    let err = write_atomic(&target, b"new contents").unwrap_err();
+    assert_eq!(err.exit_code(), exit::DATA);
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names, ["occupied"]);
+    assert_eq!(std::fs::read(target.join("keep")).unwrap(), b"x");
+}
+
+#[test]
+fn listing_reads_every_baseline_and_skips_temporaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    assert!(Store::new(dir.path().join("absent")).list().unwrap().is_empty());
+    let doc = default_run();
+    store.save(&class_key(&doc), vec![doc.clone()], SaveMode::Replace, 1).unwrap();
+    std::fs::write(dir.path().join(".nvidia-h200.json.tmp-123"), b"partial").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), b"not a baseline").unwrap();
+    let listed = store.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].baseline.is_ok());
+}

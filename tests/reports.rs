@@ -1,0 +1,155 @@
+//! The verdict reports (terminal, Markdown, JUnit XML, JSON) of a comparison of recorded H200
+//! results with an injected regression, a throttled benchmark and a stack upgrade.
+
+use std::path::Path;
+
+use gpubench::report::{TableOptions, comparison_json, junit, markdown, verdict_report};
+use gpubench::results::{Better, ResultsDocument, SampleTelemetry, Summary};
+use gpubench::verdict::{Comparison, Rule, Side, Verdict, compare};
+
+fn fixture() -> ResultsDocument {
+    ResultsDocument::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-quick-run.json")).unwrap()
+}
+
+fn worsen(doc: &mut ResultsDocument, id: &str, fraction: f64) {
+    let b = doc.benchmarks.iter_mut().find(|b| b.id == id).unwrap();
+    for m in &mut b.metrics {
+        let f = if m.better == Better::Lower { 1.0 + fraction } else { 1.0 / (1.0 + fraction) };
+        m.samples.iter_mut().for_each(|v| *v *= f);
+        m.summary = Summary::of(&m.samples);
+    }
+}
+
+/// stream/triad 5 % slower (REGRESSED), stream/copy 5 % slower but throttled (INCONCLUSIVE),
+/// driver and NVRTC upgraded, latency.cu's code changed.
+fn comparison() -> Comparison {
+    let old = fixture();
+    let mut new = old.clone();
+    worsen(&mut new, "stream/triad", 0.05);
+    worsen(&mut new, "stream/copy", 0.05);
+    let copy = new.benchmarks.iter_mut().find(|b| b.id == "stream/copy").unwrap();
+    copy.telemetry = (0..10)
+        .map(|_| SampleTelemetry {
+            throttled: true,
+            slowdown: vec!["hw_thermal_slowdown".into()],
+            ..Default::default()
+        })
+        .collect();
+    new.stack.driver_version = Some("590.10.01".into());
+    new.stack.nvrtc_version = "13.1".into();
+    for b in new.benchmarks.iter_mut().filter(|b| b.family == "latency") {
+        for k in &mut b.kernels {
+            k.ptx_sha256 = "1".repeat(64);
+            k.cubin_sha256 = "2".repeat(64);
+        }
+    }
+    let (old, new) = (vec![old], vec![new]);
+    compare(
+        Side { label: "baselines/nvidia-h200-cc90-132sm-140gib.json", runs: &old },
+        Side { label: "this run", runs: &new },
+        &Rule::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_comparison_has_one_regression_and_one_inconclusive() {
+    let c = comparison();
+    assert_eq!((c.counts.regressed, c.counts.inconclusive), (1, 1), "{}", c.counts.line());
+    assert_eq!(c.metric("stream/triad", "bandwidth").unwrap().verdict, Verdict::Regressed);
+    assert_eq!(c.metric("stream/copy", "bandwidth").unwrap().verdict, Verdict::Inconclusive);
+    assert_eq!(c.exit_code(), 1);
+}
+
+#[test]
+fn terminal_report_shows_the_upgrade_and_the_verdicts() {
+    let c = comparison();
+    let plain = verdict_report(&c, TableOptions { color: false, all: false });
+    assert!(!plain.contains('\u{1b}'), "no colour off a terminal");
+    let lines: Vec<&str> = plain.lines().collect();
+    assert!(lines[0].starts_with("baseline: baselines/nvidia-h200-cc90-132sm-140gib.json (NVIDIA H200 GPU-0ecb8783"));
+    assert!(lines.contains(&"stack:    driver 580.159.04 -> 590.10.01, NVRTC 13.0 -> 13.1"), "{plain}");
+    assert!(lines.contains(&"code:     generated code changed: latency.cu (PTX, cubin)"), "{plain}");
+    assert!(plain.contains("REGRESSED") && plain.contains("stream/triad"));
+    assert!(plain.contains("hw_thermal_slowdown"));
+    assert!(!plain.contains("stream/scale"), "PASS rows are hidden by default");
+    assert!(plain.contains(&format!("({} PASS rows not shown; --all lists them)", c.counts.pass)));
+    assert_eq!(
+        *lines.last().unwrap(),
+        format!("verdicts: 1 REGRESSED, 0 IMPROVED, 1 INCONCLUSIVE, {} PASS of {}", c.counts.pass, c.metrics.len())
+    );
+    let all = verdict_report(&c, TableOptions { color: false, all: true });
+    assert!(all.contains("stream/scale"));
+    // The regression is listed before the PASS rows.
+    assert!(all.find("stream/triad").unwrap() < all.find("stream/scale").unwrap());
+    let coloured = verdict_report(&c, TableOptions { color: true, all: false });
+    assert!(coloured.contains("\u{1b}["), "colour on a terminal");
+}
+
+#[test]
+fn markdown_summarises_for_a_ci_step() {
+    let c = comparison();
+    let md = markdown(&c);
+    assert!(md.starts_with("## gpubench: REGRESSED\n"));
+    assert!(md.contains(&format!("**1 REGRESSED, 0 IMPROVED, 1 INCONCLUSIVE, {} PASS**", c.counts.pass)));
+    assert!(md.contains("| driver | 580.159.04 | **590.10.01** |"), "{md}");
+    assert!(md.contains("| NVRTC | 13.0 | **13.1** |"));
+    assert!(md.contains("Generated code changed: `latency.cu` (PTX, cubin)."));
+    assert!(md.contains("### Not PASS"));
+    let regressed_row =
+        md.lines().find(|l| l.starts_with("| **REGRESSED** | `stream/triad`")).expect("a row for the regression");
+    assert!(regressed_row.contains("-4.76%"), "{regressed_row}");
+    assert!(md.contains(&format!("<details><summary>All {} metrics</summary>", c.metrics.len())));
+    // Every table row has the same number of cells.
+    for line in md.lines().filter(|l| l.starts_with("| **") || l.starts_with("| PASS")) {
+        assert_eq!(line.matches(" | ").count(), 7, "{line}");
+    }
+}
+
+#[test]
+fn junit_has_one_case_per_metric_and_fails_the_regression() {
+    let c = comparison();
+    let x = junit(&c);
+    assert!(x.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpubench\""));
+    assert_eq!(x.matches("<testcase ").count(), c.metrics.len());
+    assert_eq!(x.matches("<failure ").count(), 1);
+    assert_eq!(x.matches("<skipped ").count(), 1);
+    assert!(x.contains(&format!("tests=\"{}\" failures=\"1\" errors=\"0\" skipped=\"1\"", c.metrics.len())));
+    assert!(x.contains("<testcase classname=\"gpubench.stream\" name=\"stream/triad:bandwidth\" time=\"0\">\n      <failure type=\"REGRESSED\" message=\"REGRESSED: -4.76%"));
+    assert!(x.contains("property name=\"stack\" value=\"driver 580.159.04 -&gt; 590.10.01, NVRTC 13.0 -&gt; 13.1\""));
+    assert_well_formed(&x);
+}
+
+#[test]
+fn json_carries_every_verdict_and_the_rule() {
+    let c = comparison();
+    let v: serde_json::Value = serde_json::from_str(&comparison_json(&c)).unwrap();
+    assert_eq!(v["schema"], "gpubench.comparison/1");
+    assert_eq!(v["counts"]["regressed"], 1);
+    assert_eq!(v["rule"]["threshold"], 0.02);
+    let metrics = v["metrics"].as_array().unwrap();
+    assert_eq!(metrics.len(), c.metrics.len());
+    let triad = metrics.iter().find(|m| m["benchmark"] == "stream/triad").unwrap();
+    assert_eq!(triad["verdict"], "REGRESSED");
+    assert_eq!(triad["better"], "higher");
+    assert!(triad["ci"]["hi"].as_f64().unwrap() < 0.98);
+    assert_eq!(v["upgrade"]["kernels"].as_array().unwrap().len(), 4);
+}
+
+/// Tags open and close in order (enough to catch a broken writer; the text is escaped).
+fn assert_well_formed(xml: &str) {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = xml.split_once("?>").unwrap().1;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').unwrap() + start;
+        let tag = &rest[start + 1..end];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop().as_deref(), Some(name), "mismatched </{name}>");
+        } else if !tag.ends_with('/') {
+            stack.push(tag.split_whitespace().next().unwrap().to_string());
+        }
+        assert!(!tag[1..].contains('<'), "unescaped < in {tag}");
+        rest = &rest[end + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed {stack:?}");
+}
