@@ -42,4 +42,8 @@ kernel_sources! {
     SHARED_BANKS = "shared_banks";
     /// Global atomic throughput.
     ATOMICS = "atomics";
+    /// L1 data-cache load bandwidth per SM.
+    L1_BANDWIDTH = "l1_bandwidth";
+    /// Shared-memory load bandwidth per SM.
+    SHARED_BANDWIDTH = "shared_bandwidth";
 }

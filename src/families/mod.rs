@@ -3,8 +3,14 @@
 //! (`benches/<family>.rs` calls its `run`).
 
 pub mod atomics;
+pub mod l1_bandwidth;
 pub mod latency;
+pub mod limits;
+pub mod per_sm;
+pub mod search;
+pub mod shared_bandwidth;
 pub mod shared_banks;
+pub mod sm_bandwidth;
 pub mod stream;
 
 use cudarc::driver::LaunchConfig;
