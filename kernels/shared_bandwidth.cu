@@ -50,6 +50,7 @@ __device__ __forceinline__ void smem_body(u32 seed, u32 zmask, u32 rounds, gb_sm
     u32 acc = smem_round<W, ILP>(addr);
     addr += acc & zmask;
     gb_stamp st = gb_stamp_begin();
+#pragma unroll 1
     for (u32 r = 0; r < rounds; r += 4) {
 #pragma unroll
         for (int u = 0; u < 4; ++u) {

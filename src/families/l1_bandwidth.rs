@@ -22,6 +22,7 @@ pub fn spec() -> Spec {
     Spec {
         family: "l1_bandwidth",
         source: kernels::L1_BANDWIDTH,
+        sweep_source: Some(kernels::L1_BANDWIDTH_SWEEP),
         fold: "l1_fold",
         variants: &CACHE_OPS,
         kernel: kernel_name,

@@ -101,7 +101,7 @@ impl SmTotals {
     pub fn clock(&self) -> Option<KernelClock> {
         let cycles: u64 = self.per_sm.iter().map(|t| t.cycles).sum();
         let ns: u64 = self.per_sm.iter().map(|t| t.ns).sum();
-        (ns > 0).then(|| KernelClock { cycles: cycles as f64, ns: ns as f64 })
+        (ns > 0).then_some(KernelClock { cycles: cycles as f64, ns: ns as f64 })
     }
 
     /// GPU-wide work per second over the launches' spans.
@@ -230,13 +230,21 @@ impl Residency {
 }
 
 /// Timed rounds per launch for a kernel whose warps each move `work_per_round` items per round
-/// so that an SM at `limit_per_clk` would be busy for `target_cycles`: a multiple of 4, at
-/// least 4. Sizing only; the measurement divides the work by the cycles it really took.
-pub fn rounds_for(target_cycles: u64, limit_per_clk: f64, warps_per_sm: u32, work_per_round: u64) -> u32 {
+/// so that an SM at `limit_per_clk` would be busy for `target_cycles`: rounded up to a multiple
+/// of `multiple` (the kernel's unroll), at least one multiple. Sizing only; the measurement
+/// divides the work by the cycles it really took.
+pub fn rounds_for(
+    target_cycles: u64,
+    limit_per_clk: f64,
+    warps_per_sm: u32,
+    work_per_round: u64,
+    multiple: u32,
+) -> u32 {
+    let multiple = multiple.max(1);
     let per_sm_round = (warps_per_sm as u64 * work_per_round).max(1) as f64;
     let rounds = (target_cycles as f64 * limit_per_clk / per_sm_round).ceil();
-    let rounds = rounds.clamp(4.0, (u32::MAX - 3) as f64) as u32;
-    rounds.next_multiple_of(4)
+    let rounds = rounds.clamp(multiple as f64, (u32::MAX - multiple) as f64) as u32;
+    rounds.next_multiple_of(multiple)
 }
 
 /// Runs one sample of a windowed kernel: resets the windows, queues `iters` times
@@ -322,7 +330,7 @@ mod tests {
 
     #[test]
     fn no_work_gives_no_rate_and_a_short_buffer_is_an_error() {
-        let t = SmTotals::from_words(&vec![0; 12], 2).unwrap();
+        let t = SmTotals::from_words(&[0; 12], 2).unwrap();
         assert!(t.rate_per_clock().is_none());
         assert!(t.clock().is_none());
         assert!(t.gpu_rate_per_s().is_none());
@@ -353,10 +361,11 @@ mod tests {
     #[test]
     fn rounds_fill_the_target_cycles_at_the_limit() {
         // 128 B/clk for 2^18 cycles = 32 MiB per SM; 32 warps x 4 KiB per round = 128 KiB -> 256
-        assert_eq!(rounds_for(1 << 18, 128.0, 32, 4096), 256);
-        // rounded up to a multiple of 4, never below 4
-        assert_eq!(rounds_for(1000, 128.0, 32, 4096), 4);
-        assert_eq!(rounds_for(1 << 18, 128.0, 33, 4096) % 4, 0);
+        assert_eq!(rounds_for(1 << 18, 128.0, 32, 4096, 4), 256);
+        // rounded up to a multiple, never below one multiple
+        assert_eq!(rounds_for(1000, 128.0, 32, 4096, 4), 4);
+        assert_eq!(rounds_for(1 << 18, 128.0, 33, 4096, 4) % 4, 0);
+        assert_eq!(rounds_for(1 << 18, 128.0, 33, 4096, 1), 249);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub fn spec() -> Spec {
     Spec {
         family: "shared_bandwidth",
         source: kernels::SHARED_BANDWIDTH,
+        sweep_source: None,
         fold: "smem_fold",
         variants: &[],
         kernel: kernel_name,

@@ -24,6 +24,10 @@ pub const WIDTHS: [u32; 3] = [4, 8, 16];
 pub const ILPS: [u32; 4] = [1, 2, 4, 8];
 /// Resident warps per SM.
 pub const WARPS: [u32; 5] = [4, 8, 16, 32, 64];
+/// ILPs the regression set's search tries (ILP 1 is latency- or issue-bound by construction).
+pub const SEARCH_ILPS: [u32; 3] = [2, 4, 8];
+/// Warps per SM the regression set's search tries.
+pub const SEARCH_WARPS: [u32; 4] = [8, 16, 32, 64];
 /// Bytes every kernel of the family reads round after round: ILP 8 x 32 lanes x 16 bytes.
 pub const FOOTPRINT_BYTES: usize = 4096;
 
@@ -43,8 +47,10 @@ pub const SENTINEL: u32 = 0x9e37_79b9;
 pub struct Spec {
     /// Family name, for messages.
     pub family: &'static str,
-    /// Kernel source.
+    /// Kernel source of the regression set (the search space) and the fold kernel.
     pub source: KernelSource,
+    /// Kernel source of the rest of the sweep, compiled under the full profile only.
+    pub sweep_source: Option<KernelSource>,
     /// Name of the fold kernel in that source.
     pub fold: &'static str,
     /// Kernel variants (cache operators); empty name for one without variants.
@@ -82,15 +88,13 @@ pub fn width_label(width: u32) -> String {
     format!("{}bit", width * 8)
 }
 
-/// The configurations the search tries for one width, simplest first (fewer warps, lower ILP,
-/// first variant).
-pub fn search_space(variants: usize, width: u32) -> Vec<Config> {
+/// The configurations the search tries for one width, simplest first (fewer warps, then lower
+/// ILP); the first variant (plain loads) only.
+pub fn search_space(width: u32) -> Vec<Config> {
     let mut v = Vec::new();
-    for &warps_per_sm in &WARPS {
-        for &ilp in &ILPS {
-            for variant in 0..variants.max(1) {
-                v.push(Config { variant, width, ilp, warps_per_sm });
-            }
+    for &warps_per_sm in &SEARCH_WARPS {
+        for &ilp in &SEARCH_ILPS {
+            v.push(Config { variant: 0, width, ilp, warps_per_sm });
         }
     }
     v
@@ -103,6 +107,7 @@ pub fn bytes_per_clock(totals: &SmTotals) -> f64 {
 
 struct Target {
     compiled: Arc<CompiledKernels>,
+    sweep: Option<Arc<CompiledKernels>>,
     buf: Option<CudaSlice<u8>>,
     sink: CudaSlice<u32>,
     seed: u32,
@@ -111,12 +116,22 @@ struct Target {
 }
 
 impl Target {
+    /// The kernel of `c`, from the regression source or else the sweep source.
     fn function(&self, spec: &Spec, c: &Config) -> Result<CudaFunction> {
-        self.compiled.function(&(spec.kernel)(spec.variants.get(c.variant).copied().unwrap_or(""), c.width, c.ilp))
+        let name = (spec.kernel)(spec.variants.get(c.variant).copied().unwrap_or(""), c.width, c.ilp);
+        match (self.compiled.function(&name), &self.sweep) {
+            (Ok(f), _) => Ok(f),
+            (Err(_), Some(sweep)) => sweep.function(&name),
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    fn provenance(&self) -> Vec<&crate::results::KernelProvenance> {
+        std::iter::once(&self.compiled.provenance).chain(self.sweep.as_ref().map(|s| &s.provenance)).collect()
     }
 
     fn rounds(&self, c: &Config, target_cycles: u64) -> u32 {
-        per_sm::rounds_for(target_cycles, self.limit_for_sizing, c.warps_per_sm, c.bytes_per_round(self.warp_size))
+        per_sm::rounds_for(target_cycles, self.limit_for_sizing, c.warps_per_sm, c.bytes_per_round(self.warp_size), 4)
     }
 
     fn launch(&self, gpu: &Gpu, f: &CudaFunction, c: &Config, rounds: u32, windows: &SmWindows) -> Result<()> {
@@ -179,8 +194,13 @@ pub fn run(suite: &mut Suite, spec: &Spec) -> Result<()> {
         None
     };
     let max_threads = identity.sm_count as usize * 2 * 1024;
+    let sweep_kernels = match (suite.profile(), &spec.sweep_source) {
+        (Profile::Full, Some(src)) => Some(gpu.kernels(src)?),
+        _ => None,
+    };
     let target = Target {
         compiled: compiled.clone(),
+        sweep: sweep_kernels,
         buf,
         sink: gpu.alloc_zeros::<u32>(max_threads, "the result sink")?,
         seed: 0x1234_5678,
@@ -195,7 +215,7 @@ pub fn run(suite: &mut Suite, spec: &Spec) -> Result<()> {
             continue;
         }
         let gpu = suite.gpu();
-        let space = search_space(spec.variants.len(), width);
+        let space = search_space(width);
         let (trials, best) = search::run_and_choose(
             &format!("{}/{name}", spec.family),
             &space,
@@ -308,7 +328,7 @@ fn sweep(suite: &mut Suite, spec: &Spec, target: &Target, limit: Option<f64>) ->
                     bench =
                         bench.metric(format!("warps={}", c.warps_per_sm), "B/clk/SM", Better::Higher, ClockDomain::Sm);
                 }
-                bench = bench.kernels(&[&target.compiled.provenance]);
+                bench = bench.kernels(&target.provenance());
                 let what = format!("{}/{name}", spec.family);
                 suite.bench(bench, |gpu, iters| {
                     let mut values = Vec::with_capacity(points.len());
@@ -350,12 +370,13 @@ mod tests {
 
     #[test]
     fn search_space_lists_simpler_configurations_first() {
-        let s = search_space(2, 16);
-        assert_eq!(s.len(), WARPS.len() * ILPS.len() * 2);
-        assert_eq!(s[0], Config { variant: 0, width: 16, ilp: 1, warps_per_sm: 4 });
-        assert_eq!(s[1], Config { variant: 1, width: 16, ilp: 1, warps_per_sm: 4 });
-        assert_eq!(s.last().unwrap(), &Config { variant: 1, width: 16, ilp: 8, warps_per_sm: 64 });
-        assert_eq!(search_space(0, 4).len(), WARPS.len() * ILPS.len());
+        let s = search_space(16);
+        assert_eq!(s.len(), SEARCH_WARPS.len() * SEARCH_ILPS.len());
+        assert_eq!(s[0], Config { variant: 0, width: 16, ilp: 2, warps_per_sm: 8 });
+        assert_eq!(s[1], Config { variant: 0, width: 16, ilp: 4, warps_per_sm: 8 });
+        assert_eq!(s.last().unwrap(), &Config { variant: 0, width: 16, ilp: 8, warps_per_sm: 64 });
+        // the search space is part of the sweep
+        assert!(s.iter().all(|c| ILPS.contains(&c.ilp) && WARPS.contains(&c.warps_per_sm)));
     }
 
     #[test]
