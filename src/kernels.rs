@@ -57,6 +57,10 @@ kernel_sources! {
     L1_BANDWIDTH_SWEEP = "l1_bandwidth_sweep" after "l1_loads.cuh";
     /// Shared-memory load bandwidth per SM.
     SHARED_BANDWIDTH = "shared_bandwidth";
+    /// DRAM bandwidth: STREAM, read-only and write-only streams (the regression set's search).
+    DRAM = "dram" after "dram_ops.cuh";
+    /// DRAM bandwidth: the rest of the full sweep.
+    DRAM_SWEEP = "dram_sweep" after "dram_ops.cuh";
     /// Latency and throughput of single arithmetic instructions.
     INSTRUCTIONS = "instructions" after "instructions_ops.cuh";
     /// Latency and throughput of IEEE division and square root.

@@ -3,6 +3,7 @@
 //! (`benches/<family>.rs` calls its `run`).
 
 pub mod atomics;
+pub mod dram;
 pub mod instructions;
 pub mod l1_bandwidth;
 pub mod latency;
