@@ -57,6 +57,8 @@ kernel_sources! {
     L1_BANDWIDTH_SWEEP = "l1_bandwidth_sweep" after "l1_loads.cuh";
     /// Shared-memory load bandwidth per SM.
     SHARED_BANDWIDTH = "shared_bandwidth";
+    /// L2 read bandwidth over footprints and block counts.
+    L2_BANDWIDTH = "l2_bandwidth";
     /// DRAM bandwidth: STREAM, read-only and write-only streams (the regression set's search).
     DRAM = "dram" after "dram_ops.cuh";
     /// DRAM bandwidth: the rest of the full sweep.

@@ -6,6 +6,7 @@ pub mod atomics;
 pub mod dram;
 pub mod instructions;
 pub mod l1_bandwidth;
+pub mod l2_bandwidth;
 pub mod latency;
 pub mod limits;
 pub mod per_sm;
