@@ -59,6 +59,8 @@ kernel_sources! {
     SHARED_BANDWIDTH = "shared_bandwidth";
     /// L2 read bandwidth over footprints and block counts.
     L2_BANDWIDTH = "l2_bandwidth";
+    /// Global access patterns: coalescing, access width, cache operators.
+    ACCESS_PATTERNS = "access_patterns";
     /// DRAM bandwidth: STREAM, read-only and write-only streams (the regression set's search).
     DRAM = "dram" after "dram_ops.cuh";
     /// DRAM bandwidth: the rest of the full sweep.

@@ -2,6 +2,7 @@
 //! `kernels/`, and turns probe readings into metrics. Each family is one criterion bench target
 //! (`benches/<family>.rs` calls its `run`).
 
+pub mod access_patterns;
 pub mod atomics;
 pub mod dram;
 pub mod instructions;
