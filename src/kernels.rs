@@ -51,6 +51,8 @@ kernel_sources! {
     SHARED_BANKS = "shared_banks";
     /// Global atomic throughput.
     ATOMICS = "atomics";
+    /// Atomics: contention, 64-bit and floating-point adds, CAS, latency, shared memory.
+    ATOMICS_VARIANTS = "atomics_variants";
     /// L1 data-cache load bandwidth per SM: the regression set's configurations.
     L1_BANDWIDTH = "l1_bandwidth" after "l1_loads.cuh";
     /// L1 data-cache load bandwidth per SM: the rest of the full sweep.

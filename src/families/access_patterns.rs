@@ -45,7 +45,7 @@ impl Pattern {
     pub fn label(&self) -> String {
         match (self.stride, self.offset) {
             (1, 0) => "coalesced".into(),
-            (1, o) if o == 1 => "misaligned".into(),
+            (1, 1) => "misaligned".into(),
             (1, o) => format!("offset={o}"),
             (s, 0) => format!("stride={s}"),
             (s, o) => format!("stride={s}/offset={o}"),

@@ -3,6 +3,7 @@
 //! (`benches/<family>.rs` calls its `run`).
 
 pub mod access_patterns;
+pub mod atomic_variants;
 pub mod atomics;
 pub mod dram;
 pub mod instructions;
