@@ -63,6 +63,10 @@ kernel_sources! {
     L2_BANDWIDTH = "l2_bandwidth";
     /// Global access patterns: coalescing, access width, cache operators.
     ACCESS_PATTERNS = "access_patterns";
+    /// Constant memory: uniform and divergent reads.
+    CONSTANT_MEMORY = "constant_memory";
+    /// Register spilling to local memory.
+    SPILLING = "spilling";
     /// DRAM bandwidth: STREAM, read-only and write-only streams (the regression set's search).
     DRAM = "dram" after "dram_ops.cuh";
     /// DRAM bandwidth: the rest of the full sweep.

@@ -5,6 +5,7 @@
 pub mod access_patterns;
 pub mod atomic_variants;
 pub mod atomics;
+pub mod constant_memory;
 pub mod dram;
 pub mod instructions;
 pub mod l1_bandwidth;
@@ -16,6 +17,7 @@ pub mod search;
 pub mod shared_bandwidth;
 pub mod shared_banks;
 pub mod sm_bandwidth;
+pub mod spilling;
 pub mod stream;
 
 use cudarc::driver::LaunchConfig;
