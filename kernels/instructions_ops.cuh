@@ -118,6 +118,17 @@ struct op_int32_add {
     }
 };
 
+// Reciprocal of the negated value: ptxas folds rcp(rcp(x)) into x, but not rcp(-rcp(-x)), and
+// the negation is a free operand modifier (MUFU.RCP R1, -R0).
+struct op_sfu_rcp {
+    GB_OP_COMMON(float, 128, 64, 1)
+    static __device__ __forceinline__ S step(S x, T a, T b) {
+        S y;
+        asm("{ .reg .f32 t; neg.f32 t, %1; rcp.approx.ftz.f32 %0, t; }" : "=f"(y) : "f"(x));
+        return y;
+    }
+};
+
 GB_OP3(fp32_fma, float, "f", 512, 64, 1, "fma.rn.f32")
 GB_OP2B(fp32_add, float, "f", 256, 64, 1, "add.rn.f32")
 GB_OP2A(fp32_mul, float, "f", 256, 64, 1, "mul.rn.f32")
@@ -129,7 +140,6 @@ GB_OP2B(fp16x2_add, u32, "r", 256, 64, 2, "add.rn.f16x2")
 GB_OP2A(fp16x2_mul, u32, "r", 256, 64, 2, "mul.rn.f16x2")
 GB_OP2A(int32_mul, u32, "r", 256, 64, 1, "mul.lo.u32")
 GB_OP3(int32_mad, u32, "r", 256, 64, 1, "mad.lo.u32")
-GB_OP1(sfu_rcp, float, "f", 128, 64, "rcp.approx.ftz.f32")
 GB_OP1(sfu_rsqrt, float, "f", 128, 64, "rsqrt.approx.ftz.f32")
 GB_OP1(sfu_ex2, float, "f", 128, 64, "ex2.approx.ftz.f32")
 GB_OP1(sfu_lg2, float, "f", 128, 64, "lg2.approx.ftz.f32")

@@ -343,13 +343,11 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let gpu = suite.gpu();
         let probe = Probe::new(gpu)?;
         let timer = EventTimer::new(gpu.stream())?;
-        let (trials, best) = search::run_and_choose(
-            &format!("dram/{}", op.label()),
-            &search_space(),
-            SEARCH_REPEATS,
-            SEARCH_TOLERANCE,
-            |c| measure(gpu, &streams, op, c, &arrays, &timer, &probe),
-        )?;
+        let repeats = if profile == Profile::Quick { 1 } else { SEARCH_REPEATS };
+        let (trials, best) =
+            search::run_and_choose(&format!("dram/{}", op.label()), &search_space(), repeats, SEARCH_TOLERANCE, |c| {
+                measure(gpu, &streams, op, c, &arrays, &timer, &probe)
+            })?;
         let best = trials[best].config;
         let mut read_launches = 0u64;
         gpu.zero(&mut arrays.total, "the read checksum")?;

@@ -141,8 +141,14 @@ pub const REGRESSION_WARPS: [u32; 5] = [64, 32, 16, 8, 4];
 pub const LATENCY_OPS: [u32; 2] = [4096, 512];
 /// Cycles one throughput launch keeps an SM busy at the limit.
 pub const THROUGHPUT_CYCLES: u64 = 1 << 18;
-/// Results per clock per SM assumed for sizing launches of an op without a documented limit.
-pub const SIZING_RATE: f64 = 16.0;
+/// Results per clock per SM assumed for sizing launches of an op without a documented limit:
+/// integer adds run on two pipes (up to 128), the IEEE sequences at a few per clock.
+pub fn sizing_rate(op: &Op) -> f64 {
+    match op.group {
+        Group::Single => 128.0,
+        Group::Ieee => 4.0,
+    }
+}
 /// Bit pattern no result is compared equal to in practice.
 pub const SENTINEL: u64 = 0xdead_beef_cafe_f00d;
 
@@ -251,7 +257,7 @@ impl Kernels {
 fn rounds_for(gpu: &GpuIdentity, op: &Op, r: &Residency, lim: Option<f64>) -> u32 {
     let (body, results) = throughput_body(op);
     let per_warp_round = body as u64 * results as u64 * gpu.warp_size as u64;
-    per_sm::rounds_for(THROUGHPUT_CYCLES, lim.unwrap_or(SIZING_RATE), r.warps_per_sm, per_warp_round, 1)
+    per_sm::rounds_for(THROUGHPUT_CYCLES, lim.unwrap_or_else(|| sizing_rate(op)), r.warps_per_sm, per_warp_round, 1)
 }
 
 /// The instructions family: `instructions/latency` and `instructions/throughput` (single
