@@ -26,6 +26,9 @@ fn cuobjdump() -> Option<PathBuf> {
     dirs.into_iter().map(|d| d.join("cuobjdump")).find(|p| p.is_file())
 }
 
+/// Which opcodes count as the operation under test.
+type OpcodeTest = Box<dyn Fn(&str) -> bool>;
+
 /// Function name -> its instructions ("LDG.E.128 R4, desc[UR4][R2.64]"), in order.
 type Sass = BTreeMap<String, Vec<String>>;
 
@@ -175,7 +178,7 @@ fn instruction_kernels_run_the_instruction_they_name() {
     let s = sass(&tool, &kernels::INSTRUCTIONS);
     // (op, opcode predicate, ops per throughput round, per latency round)
     let exact = |want: &'static str| move |o: &str| o == want;
-    let checks: Vec<(&str, Box<dyn Fn(&str) -> bool>, usize, usize)> = vec![
+    let checks: Vec<(&str, OpcodeTest, usize, usize)> = vec![
         ("fp32_fma", Box::new(exact("FFMA")), 512, 64),
         ("fp32_add", Box::new(exact("FADD")), 256, 64),
         ("fp32_mul", Box::new(exact("FMUL")), 256, 64),
