@@ -71,28 +71,55 @@ extern "C" __global__ void atomv_cas(u32* target, u32 k, u32 iters, gb_probe* p)
 }
 
 // Dependent chains in one thread: each atomic's address depends on the previous one's result
-// through `mask` (0 at run time), so they cannot overlap. p gets cycles, ns and the op count.
-#define GB_ATOMV_LATENCY(NAME, SETUP, OP, FINISH)                                        \
-extern "C" __global__ void NAME(u32* target, u32 mask, u32 n, gb_probe* p) {             \
-    SETUP;                                                                               \
-    u32 v = 0;                                                                           \
-    v = OP; /* warm: the line comes to L2 / the word into shared memory */               \
-    gb_stamp s = gb_stamp_begin();                                                       \
-    for (u32 i = 0; i < n; ++i) v = OP;                                                  \
-    if (v == 0xFFFFFFFFu) p->count = 0; /* waits for the last result */                 \
-    gb_stamp_end(s, p);                                                                  \
-    p->count += n;                                                                       \
-    FINISH;                                                                              \
+// through `mask` (0 at run time), so they cannot overlap; the chain's own address arithmetic (a
+// few integer instructions) is part of every step. Global chains walk LAT_LINES words 128 bytes
+// apart, one per L2 line: the slices that serve them, near and far, are all visited, so the
+// average does not depend on which SM runs the chain. Shared chains stay on one word. CAS steps
+// compare with the value the previous step returned and count the comparisons that failed in
+// p->sink (the host checks that the words hold exactly the successful operations). A warm lap
+// brings the lines into L2 (the word into shared memory) before the stamp.
+
+#define LAT_LINES 256
+#define LAT_STRIDE 32
+
+template <bool CAS> __device__ __forceinline__ u32 atomv_lat_op(u32* w, u32 v, u32& failed) {
+    if (CAS) {
+        u32 r = atomicCAS(w, v, v + 1);
+        failed += r != v;
+        return r;
+    }
+    return atomicAdd(w, 1u);
 }
 
-// add: v = old value; CAS: the expected value of the next CAS (old + 1 after a success, the value
-// seen after a failure, which only the warm-up CAS of a later launch meets).
-#define GB_CAS_STEP(W) (r = atomicCAS(W + (v & mask), v, v + 1), r == v ? v + 1 : r)
-GB_ATOMV_LATENCY(atomv_lat_global_add, u32* w = target, atomicAdd(w + (v & mask), 1u), (void)0)
-GB_ATOMV_LATENCY(atomv_lat_global_cas, u32* w = target; u32 r, GB_CAS_STEP(w), (void)0)
-GB_ATOMV_LATENCY(atomv_lat_shared_add, __shared__ u32 w[32]; w[0] = *target, atomicAdd(w + (v & mask), 1u),
-                 *target = w[0])
-GB_ATOMV_LATENCY(atomv_lat_shared_cas, __shared__ u32 w[32]; w[0] = *target; u32 r, GB_CAS_STEP(w), *target = w[0])
+template <bool CAS, u32 LINES>
+__device__ __forceinline__ void atomv_lat_chain(u32* w, u32 mask, u32 n, gb_probe* p) {
+    u32 v = 0, failed = 0;
+    for (u32 i = 0; i < LINES; ++i) v = atomv_lat_op<CAS>(w + ((i + (v & mask)) & (LINES - 1)) * LAT_STRIDE, v, failed);
+    gb_stamp s = gb_stamp_begin();
+    for (u32 i = 0; i < n; ++i) v = atomv_lat_op<CAS>(w + ((i + (v & mask)) & (LINES - 1)) * LAT_STRIDE, v, failed);
+    if (v == 0xFFFFFFFFu) p->count = 0;  // waits for the last result
+    gb_stamp_end(s, p);
+    p->count += n;
+    p->sink += failed;
+}
+
+// atomv_lat_<space>_<op>(u32* target, u32 mask, u32 n, gb_probe* p): one thread.
+#define GB_ATOMV_LAT_GLOBAL(NAME, CAS)                                                   \
+extern "C" __global__ void NAME(u32* target, u32 mask, u32 n, gb_probe* p) {             \
+    atomv_lat_chain<CAS, LAT_LINES>(target, mask, n, p);                                 \
+}
+#define GB_ATOMV_LAT_SHARED(NAME, CAS)                                                   \
+extern "C" __global__ void NAME(u32* target, u32 mask, u32 n, gb_probe* p) {             \
+    __shared__ u32 w[1];                                                                 \
+    w[0] = *target;                                                                      \
+    atomv_lat_chain<CAS, 1>(w, mask, n, p);                                              \
+    *target = w[0];                                                                      \
+}
+
+GB_ATOMV_LAT_GLOBAL(atomv_lat_global_add, false)
+GB_ATOMV_LAT_GLOBAL(atomv_lat_global_cas, true)
+GB_ATOMV_LAT_SHARED(atomv_lat_shared_add, false)
+GB_ATOMV_LAT_SHARED(atomv_lat_shared_cas, true)
 
 // Shared-memory atomicAdd throughput: k consecutive threads per word of a block-private array;
 // afterwards each block adds its words to *total, which the host checks. Per-SM windows.

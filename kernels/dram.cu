@@ -1,5 +1,6 @@
 // DRAM bandwidth: the kernels of the regression set's configuration search (unroll 2, 4, 8,
-// plain and evict-first accesses; see dram_ops.cuh), initialisation and verification.
+// plain, evict-first and L2-prefetching accesses; see dram_ops.cuh), initialisation and
+// verification.
 
 DRAM_KERNELS(2, 0)
 DRAM_KERNELS(4, 0)
@@ -7,6 +8,9 @@ DRAM_KERNELS(8, 0)
 DRAM_KERNELS(2, 1)
 DRAM_KERNELS(4, 1)
 DRAM_KERNELS(8, 1)
+DRAM_KERNELS(2, 2)
+DRAM_KERNELS(4, 2)
+DRAM_KERNELS(8, 2)
 
 // Fills the three arrays with one value each.
 extern "C" __global__ void dram_init(double* a, double* b, double* c, u64 n, double va, double vb, double vc) {

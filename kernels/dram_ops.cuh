@@ -13,8 +13,10 @@
 // - occupancy: the host sizes the grid with the occupancy calculator for the kernel and block
 //   size (persistent blocks, one wave), since the unrolled kernels use more registers;
 // - cache hints: H = 1 streams with evict-first loads and stores (ld/st.global.cs), so that data
-//   used once does not push other lines out of L2 first; H = 0 uses plain accesses. Which is
-//   faster depends on the part and the op; the configuration search measures both.
+//   used once does not push other lines out of L2 first; H = 2 loads without allocating in L1
+//   and asks L2 to fetch 256-byte blocks (ld.global.L1::no_allocate.L2::256B, sm_80+; plain
+//   stores), which gives DRAM longer bursts; H = 0 uses plain accesses. Which is fastest
+//   depends on the part and the op; the configuration search measures all three.
 // The tile that runs past the end of the arrays is done with per-vector guards by its block.
 // Block 0, thread 0 stamps clock64/%globaltimer around its block's share for the SM clock.
 
@@ -25,11 +27,21 @@ template <> __device__ __forceinline__ double2 dram_ld<1>(const double2* p) {
     asm volatile("ld.global.cs.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
     return v;
 }
+template <> __device__ __forceinline__ double2 dram_ld<2>(const double2* p) {
+    double2 v;
+#if __CUDA_ARCH__ >= 800
+    asm volatile("ld.global.L1::no_allocate.L2::256B.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
+#else
+    v = *p;
+#endif
+    return v;
+}
 template <int H> __device__ __forceinline__ void dram_st(double2* p, double2 v);
 template <> __device__ __forceinline__ void dram_st<0>(double2* p, double2 v) { *p = v; }
 template <> __device__ __forceinline__ void dram_st<1>(double2* p, double2 v) {
     asm volatile("st.global.cs.v2.f64 [%0], {%1, %2};" ::"l"(p), "d"(v.x), "d"(v.y) : "memory");
 }
+template <> __device__ __forceinline__ void dram_st<2>(double2* p, double2 v) { *p = v; }
 
 // The sum of the four 32-bit words of a vector (the read stream's checksum, wrapping).
 __device__ __forceinline__ u32 dram_words(double2 v) {

@@ -228,6 +228,7 @@ fn dram_kernels_move_16_bytes_per_access_with_their_hint() {
     let s = sass(&tool, &kernels::DRAM);
     for (name, instrs) in s.iter().filter(|(n, _)| n.starts_with("dram_") && n.contains("_u")) {
         let hint = name.ends_with("_h1");
+        let prefetch = name.ends_with("_h2");
         let u: usize = name.rsplit('_').nth(1).unwrap()[1..].parse().unwrap();
         let loads: Vec<&str> =
             instrs.iter().map(|i| opcode(i)).filter(|o| o.starts_with("LDG.E") && o.contains(".128")).collect();
@@ -246,6 +247,9 @@ fn dram_kernels_move_16_bytes_per_access_with_their_hint() {
         }
         for op in loads.iter().chain(&stores) {
             assert_eq!(op.contains(".EF"), hint, "{name}: {op}");
+        }
+        for op in &loads {
+            assert_eq!(op.contains(".LTC256B") && op.contains(".NA"), prefetch, "{name}: {op}");
         }
     }
     no_spills(&s, &[]);

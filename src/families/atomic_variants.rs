@@ -51,15 +51,15 @@ pub fn words_for(threads: u64, k: u32) -> u64 {
     if k == 0 { 1 } else { threads.div_ceil(k as u64) }
 }
 
-/// Value of a latency chain's word after `launches` launches of `n` dependent operations plus
-/// one warm-up each, starting from 0: adds leave n + 1 per launch; CAS increments succeed n + 1
-/// times in the first launch and n times in each later one (its warm-up CAS expects 0).
-pub fn latency_word(cas: bool, n: u64, launches: u64) -> u64 {
-    match (cas, launches) {
-        (_, 0) => 0,
-        (false, l) => l * (n + 1),
-        (true, l) => l * n + 1,
-    }
+/// Words a global latency chain walks, 128 bytes apart (`LAT_LINES`); a shared chain uses one.
+pub const LATENCY_LINES: u64 = 256;
+/// Distance between the words of a global latency chain, in words (`LAT_STRIDE`).
+pub const LATENCY_STRIDE: u64 = 32;
+
+/// Sum of a latency chain's words after `launches` launches of a warm lap of `lines` operations
+/// and `n` timed ones, of which `failed` CAS comparisons changed nothing.
+pub fn latency_sum(lines: u64, n: u64, launches: u64, failed: u64) -> u64 {
+    (launches * (lines + n)).saturating_sub(failed)
 }
 
 /// Integer value type of a typed add and its kernel names.
@@ -433,16 +433,15 @@ fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
 fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let gpu = suite.gpu();
     let mut runs = Vec::new();
-    for (label, cas) in [("global_add", false), ("global_cas", true), ("shared_add", false), ("shared_cas", true)] {
-        runs.push((
-            label,
-            cas,
-            ctx.f(&format!("atomv_lat_{label}"))?,
-            zeros::<u32>(gpu, 1, "a latency word")?,
-            Probe::new(gpu)?,
-        ));
+    for (label, global) in [("global_add", true), ("global_cas", true), ("shared_add", false), ("shared_cas", false)] {
+        let (lines, words) = if global { (LATENCY_LINES, LATENCY_LINES * LATENCY_STRIDE) } else { (1, 1) };
+        let f = ctx.f(&format!("atomv_lat_{label}"))?;
+        runs.push((label, lines, words, f, zeros::<u32>(gpu, words, "latency words")?, Probe::new(gpu)?));
     }
-    let mut bench = Bench::new("latency").param("ops_per_launch", LATENCY_OPS).kernels(&[&ctx.compiled.provenance]);
+    let mut bench = Bench::new("latency")
+        .param("ops_per_launch", LATENCY_OPS)
+        .param("global_lines", LATENCY_LINES)
+        .kernels(&[&ctx.compiled.provenance]);
     for (label, ..) in &runs {
         bench = bench.metric(*label, "cycles", Better::Lower, ClockDomain::Sm);
     }
@@ -453,14 +452,15 @@ fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         let mut values = Vec::new();
         let mut clock = None;
         timer.start()?;
-        for (label, _, f, word, probe) in runs.iter_mut() {
+        for (label, _, _, f, words, probe) in runs.iter_mut() {
+            // keeps the sink: the failed CAS comparisons of every launch so far
             probe.reset_counters(gpu)?;
             let (mask, n) = (0u32, LATENCY_OPS);
             for _ in 0..iters {
                 // SAFETY: atomv_lat_*(u32*, u32 mask, u32 n, gb_probe*); mask 0 keeps every
-                // access on word 0.
+                // access on the chain's own words, which `words` holds.
                 unsafe {
-                    gpu.stream().launch_builder(f).arg(&*word).arg(&mask).arg(&n).arg(probe.buffer()).launch(one)
+                    gpu.stream().launch_builder(f).arg(&*words).arg(&mask).arg(&n).arg(probe.buffer()).launch(one)
                 }
                 .cuda_context(|| format!("launching atomv_lat_{label}"))?;
             }
@@ -472,10 +472,10 @@ fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         Ok(Sample::clocked(timer.stop_ns()?, values, clock))
     })?;
     let gpu = suite.gpu();
-    for (label, cas, _, word, _) in &runs {
-        let got = gpu.download(word, "a latency word")?[0] as u64;
-        let expected = latency_word(*cas, LATENCY_OPS as u64, launches) % (1 << 32);
-        check(&format!("atomics/latency/{label}"), got, expected)?;
+    for (label, lines, count, _, words, probe) in &runs {
+        let failed = probe.read(gpu)?.sink;
+        let expected = latency_sum(*lines, LATENCY_OPS as u64, launches, failed);
+        check(&format!("atomics/latency/{label}"), ctx.sum(gpu, "u32", words, *count)?, expected)?;
     }
     Ok(())
 }
@@ -578,11 +578,14 @@ mod tests {
     }
 
     #[test]
-    fn latency_words_count_the_warm_up() {
-        assert_eq!(latency_word(false, 1024, 3), 3 * 1025);
-        assert_eq!(latency_word(true, 1024, 1), 1025);
-        assert_eq!(latency_word(true, 1024, 3), 3 * 1024 + 1);
-        assert_eq!(latency_word(true, 1024, 0), 0);
+    fn latency_words_hold_every_successful_operation() {
+        // adds: a warm lap of 256 and 1024 timed, three launches
+        assert_eq!(latency_sum(LATENCY_LINES, 1024, 3, 0), 3 * 1280);
+        // CAS: failed comparisons change nothing
+        assert_eq!(latency_sum(1, 1024, 3, 1500), 3 * 1025 - 1500);
+        assert_eq!(latency_sum(1, 1024, 0, 0), 0);
+        // the global chain spans 256 lines of 128 bytes
+        assert_eq!(LATENCY_LINES * LATENCY_STRIDE * 4, 32 << 10);
     }
 
     #[test]

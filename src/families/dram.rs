@@ -90,7 +90,8 @@ pub struct Config {
     pub threads: u32,
     /// 16-byte vectors each thread loads per array before using them.
     pub unroll: u32,
-    /// 0: plain accesses; 1: evict-first (`ld/st.global.cs`).
+    /// 0: plain accesses; 1: evict-first (`ld/st.global.cs`); 2: loads that skip L1 and fetch
+    /// 256-byte blocks into L2 (`ld.global.L1::no_allocate.L2::256B`), plain stores.
     pub hint: u32,
 }
 
@@ -101,9 +102,16 @@ impl Config {
     }
 }
 
-/// "plain" or "evict_first".
+/// Cache hints, in search order.
+pub const HINTS: [u32; 3] = [0, 1, 2];
+
+/// "plain", "evict_first" or "l2_prefetch_256b".
 pub fn hint_label(hint: u32) -> &'static str {
-    if hint == 0 { "plain" } else { "evict_first" }
+    match hint {
+        0 => "plain",
+        1 => "evict_first",
+        _ => "l2_prefetch_256b",
+    }
 }
 
 /// Kernel of `op` at `c`: "dram_triad_u4_h1".
@@ -126,12 +134,12 @@ pub const SEARCH_TOLERANCE: f64 = 0.0025;
 /// Smallest array of the size sweep, doubles (8 MiB, as seed 002's 2^20 elements).
 pub const SWEEP_MIN_ELEMENTS: u64 = 1 << 20;
 
-/// The search space, simplest first: fewer threads, smaller unroll, plain before evict-first.
+/// The search space, simplest first: fewer threads, smaller unroll, plain before the hints.
 pub fn search_space() -> Vec<Config> {
     let mut v = Vec::new();
     for threads in SEARCH_THREADS {
         for unroll in SEARCH_UNROLLS {
-            for hint in [0, 1] {
+            for hint in HINTS {
                 v.push(Config { threads, unroll, hint });
             }
         }
@@ -437,7 +445,7 @@ fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: C
     }
     let mut unrolls = Vec::new();
     for unroll in SWEEP_UNROLLS {
-        for hint in [0, 1] {
+        for hint in HINTS {
             let c = Config { unroll, hint, ..best };
             let f = streams.function(op, &c)?;
             if let Some(cfg) = grid(&identity, &f, c.threads)? {
@@ -557,11 +565,12 @@ mod tests {
     #[test]
     fn search_space_is_ordered_simplest_first() {
         let s = search_space();
-        assert_eq!(s.len(), SEARCH_THREADS.len() * SEARCH_UNROLLS.len() * 2);
+        assert_eq!(s.len(), SEARCH_THREADS.len() * SEARCH_UNROLLS.len() * HINTS.len());
         assert_eq!(s[0], Config { threads: 128, unroll: 2, hint: 0 });
         assert_eq!(s[1], Config { threads: 128, unroll: 2, hint: 1 });
         assert_eq!(kernel_name(Op::Triad, &s[1]), "dram_triad_u2_h1");
         assert_eq!(s[1].label(), "threads=128/unroll=2/evict_first");
+        assert_eq!(s[2].label(), "threads=128/unroll=2/l2_prefetch_256b");
     }
 
     #[test]
