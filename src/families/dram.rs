@@ -167,12 +167,12 @@ pub fn gbps(bytes: u64, ns: f64) -> f64 {
     bytes as f64 / ns
 }
 
-/// Sum of the 32-bit words of `n` doubles of value `v`, wrapping as the kernel does, after
-/// `launches` passes.
-pub fn read_checksum(v: f64, n: u64, launches: u64) -> u32 {
+/// Sum of the 32-bit words of `elements` doubles of value `v` (all the passes of the read
+/// stream together), wrapping as the kernel does.
+pub fn read_checksum(v: f64, elements: u128) -> u32 {
     let bits = v.to_bits();
     let per_element = (bits as u32).wrapping_add((bits >> 32) as u32) as u128;
-    ((per_element * n as u128 * launches as u128) % (1u128 << 32)) as u32
+    ((per_element * elements) % (1u128 << 32)) as u32
 }
 
 struct Arrays {
@@ -259,15 +259,15 @@ fn measure(
     Ok(gbps(op.bytes(arrays.n), timer.stop_ns()?))
 }
 
-fn verify(gpu: &Gpu, compiled: &CompiledKernels, arrays: &mut Arrays, op: Op, read_launches: u64) -> Result<()> {
+fn verify(gpu: &Gpu, compiled: &CompiledKernels, arrays: &mut Arrays, op: Op, elements_read: u128) -> Result<()> {
     let what = format!("dram/{}", op.label());
     if op == Op::Read {
         let got = gpu.download(&arrays.total, "the read checksum")?[0];
-        let expected = read_checksum(arrays.values[0], arrays.n, read_launches);
+        let expected = read_checksum(arrays.values[0], elements_read);
         if got != expected {
             return Err(Error::Verification {
                 what,
-                detail: format!("the words of a sum to {got:#x} after {read_launches} passes, expected {expected:#x}"),
+                detail: format!("the words of a sum to {got:#x} over {elements_read} elements, expected {expected:#x}"),
             });
         }
         return Ok(());
@@ -357,20 +357,20 @@ pub fn run(suite: &mut Suite) -> Result<()> {
                 measure(gpu, &streams, op, c, &arrays, &timer, &probe)
             })?;
         let best = trials[best].config;
-        let mut read_launches = 0u64;
+        let mut elements_read = 0u128;
         gpu.zero(&mut arrays.total, "the read checksum")?;
         if wanted {
-            read_launches += bench_op(suite, &streams, &arrays, op, best, peak, &trials)?;
+            elements_read += bench_op(suite, &streams, &arrays, op, best, peak, &trials)?;
         }
         if sweeping {
-            read_launches += sweeps(suite, &streams, &arrays, op, best, peak)?;
+            elements_read += sweeps(suite, &streams, &arrays, op, best, peak)?;
         }
-        verify(suite.gpu(), &streams.regression, &mut arrays, op, read_launches)?;
+        verify(suite.gpu(), &streams.regression, &mut arrays, op, elements_read)?;
     }
     Ok(())
 }
 
-/// The regression benchmark of `op` at `c`; returns the passes it ran over the whole arrays.
+/// The regression benchmark of `op` at `c`; returns the elements its launches covered.
 fn bench_op(
     suite: &mut Suite,
     streams: &Streams,
@@ -379,7 +379,7 @@ fn bench_op(
     c: Config,
     peak: f64,
     trials: &[Trial<Config>],
-) -> Result<u64> {
+) -> Result<u128> {
     let gpu = suite.gpu();
     let f = streams.function(op, &c)?;
     let cfg = grid(gpu.identity(), &f, c.threads)?.ok_or_else(|| Error::Verification {
@@ -413,7 +413,7 @@ fn bench_op(
         let bw = gbps(bytes * iters, elapsed);
         Ok(Sample::clocked(elapsed, vec![bw, 100.0 * bw / peak], probe.read(gpu)?.clock()))
     })?;
-    Ok(launches)
+    Ok(launches as u128 * arrays.n as u128)
 }
 
 /// One sweep point: a kernel, its grid and the doubles it covers.
@@ -424,9 +424,9 @@ struct Point {
     n: u64,
 }
 
-/// The full profile's sweeps of `op` around `best`; returns the passes over the whole arrays.
-fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: Config, peak: f64) -> Result<u64> {
-    let mut whole = 0u64;
+/// The full profile's sweeps of `op` around `best`; returns the elements their launches covered.
+fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: Config, peak: f64) -> Result<u128> {
+    let mut elements = 0u128;
     let identity = suite.gpu().identity().clone();
     let mut threads = Vec::new();
     for t in SWEEP_THREADS {
@@ -470,8 +470,6 @@ fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: C
         for p in &points {
             bench = bench.metric(p.label.clone(), "GB/s", Better::Higher, ClockDomain::Memory);
         }
-        let whole_per_iter = points.iter().filter(|p| p.n == arrays.n).count() as u64;
-        let mut iterations = 0u64;
         suite.bench(bench, |gpu, iters| {
             probe.reset_counters(gpu)?;
             let mut values = Vec::with_capacity(points.len());
@@ -483,14 +481,13 @@ fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: C
                 }
                 let t = timer.stop_ns()?;
                 elapsed += t;
+                elements += iters as u128 * p.n as u128;
                 values.push(gbps(op.bytes(p.n) * iters, t));
             }
-            iterations += iters;
             Ok(Sample::clocked(elapsed, values, probe.read(gpu)?.clock()))
         })?;
-        whole += iterations * whole_per_iter;
     }
-    Ok(whole)
+    Ok(elements)
 }
 
 #[cfg(test)]
@@ -526,15 +523,12 @@ mod tests {
     #[test]
     fn read_checksum_sums_words_modulo_2_32() {
         // 1.0 = 0x3ff00000_00000000: words 0 and 0x3ff00000
-        assert_eq!(read_checksum(1.0, 1, 1), 0x3ff0_0000);
-        assert_eq!(read_checksum(1.0, 16, 1), (0x3ff0_0000u64 * 16 % (1 << 32)) as u32);
+        assert_eq!(read_checksum(1.0, 1), 0x3ff0_0000);
+        assert_eq!(read_checksum(1.0, 16), (0x3ff0_0000u64 * 16 % (1 << 32)) as u32);
         // many passes wrap like the kernel's u32 atomics
-        let n = 1u64 << 27;
-        assert_eq!(
-            read_checksum(15.0, n, 1000),
-            ((15f64.to_bits() >> 32) as u128 * n as u128 * 1000 % (1 << 32)) as u32
-        );
-        assert_eq!(read_checksum(0.0, n, 7), 0);
+        let n = 1000u128 << 27;
+        assert_eq!(read_checksum(15.0, n), ((15f64.to_bits() >> 32) as u128 * n % (1 << 32)) as u32);
+        assert_eq!(read_checksum(0.0, n), 0);
     }
 
     #[test]
