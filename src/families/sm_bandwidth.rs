@@ -26,8 +26,8 @@ pub const ILPS: [u32; 4] = [1, 2, 4, 8];
 pub const WARPS: [u32; 5] = [4, 8, 16, 32, 64];
 /// ILPs the regression set's search tries (ILP 1 is latency- or issue-bound by construction).
 pub const SEARCH_ILPS: [u32; 3] = [2, 4, 8];
-/// Warps per SM the regression set's search tries.
-pub const SEARCH_WARPS: [u32; 4] = [8, 16, 32, 64];
+/// Warps per SM the regression set's search tries, most first.
+pub const SEARCH_WARPS: [u32; 4] = [64, 32, 16, 8];
 /// Bytes every kernel of the family reads round after round: ILP 8 x 32 lanes x 16 bytes.
 pub const FOOTPRINT_BYTES: usize = 4096;
 
@@ -88,8 +88,9 @@ pub fn width_label(width: u32) -> String {
     format!("{}bit", width * 8)
 }
 
-/// The configurations the search tries for one width, simplest first (fewer warps, then lower
-/// ILP); the first variant (plain loads) only.
+/// The configurations the search tries for one width, in order of preference: most warps first
+/// (a configuration inside the plateau, least sensitive to latency), then lower ILP; plain loads
+/// only. Configurations that cannot be resident are measured as NaN and skipped.
 pub fn search_space(width: u32) -> Vec<Config> {
     let mut v = Vec::new();
     for &warps_per_sm in &SEARCH_WARPS {
@@ -369,12 +370,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn search_space_lists_simpler_configurations_first() {
+    fn search_space_lists_preferred_configurations_first() {
         let s = search_space(16);
         assert_eq!(s.len(), SEARCH_WARPS.len() * SEARCH_ILPS.len());
-        assert_eq!(s[0], Config { variant: 0, width: 16, ilp: 2, warps_per_sm: 8 });
-        assert_eq!(s[1], Config { variant: 0, width: 16, ilp: 4, warps_per_sm: 8 });
-        assert_eq!(s.last().unwrap(), &Config { variant: 0, width: 16, ilp: 8, warps_per_sm: 64 });
+        assert_eq!(s[0], Config { variant: 0, width: 16, ilp: 2, warps_per_sm: 64 });
+        assert_eq!(s[1], Config { variant: 0, width: 16, ilp: 4, warps_per_sm: 64 });
+        assert_eq!(s.last().unwrap(), &Config { variant: 0, width: 16, ilp: 8, warps_per_sm: 8 });
         // the search space is part of the sweep
         assert!(s.iter().all(|c| ILPS.contains(&c.ilp) && WARPS.contains(&c.warps_per_sm)));
     }
