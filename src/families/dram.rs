@@ -397,6 +397,7 @@ fn bench_op(
         .param("unroll", c.unroll)
         .param("hint", hint_label(c.hint))
         .param("blocks", cfg.grid_dim.0)
+        .param("config", c.label())
         .param("search", search::to_json(trials, Config::label))
         .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Memory)
         .metric("efficiency", "%", Better::Higher, ClockDomain::Memory)

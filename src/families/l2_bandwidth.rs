@@ -201,6 +201,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             .param("threads_per_block", THREADS)
             .param("blocks", full)
             .param("iters_per_launch", s.iters)
+            .param("config", format!("ilp={ilp}"))
             .param("search", search_json)
             .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
             .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)

@@ -2,9 +2,10 @@
 //!
 //! A sweep measures each configuration a few times ([`Trial`]); [`choose`] keeps the first
 //! configuration, in sweep order, whose score (median of its repeats) is within a tolerance of
-//! the best score. Sweeps list the simpler configurations first, so that noise between
+//! the best score. Sweeps list the configurations in order of preference, so that noise between
 //! near-equal configurations does not make the choice flip from run to run. The choice is a pure
-//! function of the recorded values; [`run`] only gathers them.
+//! function of the recorded values; [`run`] only gathers them, and [`to_json`] / [`from_json`]
+//! keep them in a benchmark's parameters so that a recorded search can be replayed.
 
 use crate::error::{Error, Result};
 
@@ -76,14 +77,30 @@ pub fn run_and_choose<C: Clone>(
     Ok((trials, best))
 }
 
-/// The trials as a JSON object `{label: score}` for a benchmark's parameters (unscored
-/// configurations as null), so that results show what the choice was made from.
+/// The trials as a JSON array of `{"config": label, "score": median}` in sweep order (an
+/// unscored configuration has a null score), for a benchmark's parameters.
 pub fn to_json<C>(trials: &[Trial<C>], label: impl Fn(&C) -> String) -> serde_json::Value {
-    let map = trials
+    trials
         .iter()
-        .map(|t| (label(&t.config), t.score().map(serde_json::Value::from).unwrap_or(serde_json::Value::Null)))
-        .collect::<serde_json::Map<_, _>>();
-    serde_json::Value::Object(map)
+        .map(|t| serde_json::json!({ "config": label(&t.config), "score": t.score() }))
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// Reads back what [`to_json`] wrote: one trial per entry, labelled, with its score as the
+/// single value (NaN when null). `None` when the value is not such an array.
+pub fn from_json(v: &serde_json::Value) -> Option<Vec<Trial<String>>> {
+    v.as_array()?
+        .iter()
+        .map(|e| {
+            let config = e.get("config")?.as_str()?.to_string();
+            let score = match e.get("score")? {
+                serde_json::Value::Null => f64::NAN,
+                s => s.as_f64()?,
+            };
+            Some(Trial { config, values: vec![score] })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -172,10 +189,25 @@ mod tests {
     }
 
     #[test]
-    fn trials_become_a_label_to_score_map() {
-        let t = trials(&[(256, &[1.0, 3.0]), (512, &[f64::NAN])]);
+    fn trials_are_recorded_in_order_with_their_scores() {
+        let t = trials(&[(512, &[1.0, 3.0]), (256, &[f64::NAN])]);
         let j = to_json(&t, |c| format!("threads={c}"));
-        assert_eq!(j["threads=256"], 2.0);
-        assert!(j["threads=512"].is_null());
+        assert_eq!(j[0]["config"], "threads=512");
+        assert_eq!(j[0]["score"], 2.0);
+        assert!(j[1]["score"].is_null());
+        assert!(from_json(&serde_json::json!({"a": 1})).is_none());
+    }
+
+    #[test]
+    fn a_recorded_search_replays_to_the_same_choice() {
+        let t = threads_sweep();
+        let recorded = to_json(&t, |c| format!("threads={c}"));
+        // through the results file: text and back
+        let text = serde_json::to_string(&recorded).unwrap();
+        let replayed = from_json(&serde_json::from_str(&text).unwrap()).unwrap();
+        for tol in [0.0, 0.005, 0.02] {
+            let original = t[choose(&t, tol).unwrap()].config;
+            assert_eq!(replayed[choose(&replayed, tol).unwrap()].config, format!("threads={original}"));
+        }
     }
 }

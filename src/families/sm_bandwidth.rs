@@ -267,15 +267,13 @@ fn bench_config(
     if let Some(l) = limit {
         bench = bench.param("limit_bytes_per_clk_per_sm", l).metric("efficiency", "%", Better::Higher, ClockDomain::Sm);
     }
+    let label = |c: &Config| {
+        let v = spec.variants.get(c.variant).map(|v| format!("{v}/")).unwrap_or_default();
+        format!("{v}ilp={}/warps={}", c.ilp, c.warps_per_sm)
+    };
+    bench = bench.param("config", label(&c));
     if let Some(t) = trials {
-        let variants = spec.variants;
-        bench = bench.param(
-            "search",
-            search::to_json(t, |c| {
-                let v = variants.get(c.variant).map(|v| format!("{v}/")).unwrap_or_default();
-                format!("{v}ilp={}/warps={}", c.ilp, c.warps_per_sm)
-            }),
-        );
+        bench = bench.param("search", search::to_json(t, label));
     }
     bench = bench.kernels(&[&target.compiled.provenance]);
     let per_launch = work_per_launch(&identity, &c, rounds);
