@@ -355,4 +355,10 @@ mod tests {
         assert_eq!(iters_for(335.0e6, 1056 * 256, 4), 78);
         assert_eq!(iters_for(1.0, 1056 * 256, 16), 1);
     }
+
+    #[test]
+    fn host_constants_match_the_kernel() {
+        use crate::families::kernel_define;
+        assert_eq!(kernel_define(&kernels::ACCESS_PATTERNS, "AP_ILP"), Some(ILP as u64));
+    }
 }

@@ -597,4 +597,11 @@ mod tests {
         assert_eq!(verify_iters(Kind::F64, 270_336, 64), 64);
         assert_eq!(verify_iters(Kind::F32, 1, 64), 64);
     }
+
+    #[test]
+    fn host_constants_match_the_kernel() {
+        use crate::families::kernel_define;
+        assert_eq!(kernel_define(&kernels::ATOMICS_VARIANTS, "LAT_LINES"), Some(LATENCY_LINES));
+        assert_eq!(kernel_define(&kernels::ATOMICS_VARIANTS, "LAT_STRIDE"), Some(LATENCY_STRIDE));
+    }
 }

@@ -209,4 +209,11 @@ mod tests {
         // an even stride would fold lanes onto fewer words
         assert_eq!(distinct_words(128, 32), 2);
     }
+
+    #[test]
+    fn host_constants_match_the_kernel() {
+        use crate::families::kernel_define;
+        assert_eq!(kernel_define(&kernels::CONSTANT_MEMORY, "CMEM_WORDS"), Some(WORDS as u64));
+        assert_eq!(kernel_define(&kernels::CONSTANT_MEMORY, "CMEM_ILP"), Some(ILP as u64));
+    }
 }

@@ -601,4 +601,53 @@ mod tests {
         // 2^18 cycles x 128 op/clk / (64 warps x 512 ops x 32 lanes) = 32 rounds
         assert_eq!(rounds_for(&g, fma, &r, Some(128.0)), 32);
     }
+
+    /// (BODY, LAT, RESULTS) of each op as the kernel source declares it.
+    fn declared(op: &str) -> (u32, u32, u32) {
+        let text = kernels::INSTRUCTIONS.text;
+        if op == "int32_add" {
+            let s = &text[text.find("struct op_int32_add").unwrap()..];
+            let e = &s[s.find("enum {").unwrap()..];
+            let num = |k: &str| {
+                e[e.find(k).unwrap() + k.len()..].split(|c: char| !c.is_ascii_digit()).nth(0).unwrap().parse().unwrap()
+            };
+            return (num("BODY = "), num("LAT = "), num("RESULTS = "));
+        }
+        if op == "sfu_rcp" {
+            let s = &text[text.find("struct op_sfu_rcp").unwrap()..];
+            let args: Vec<u32> = s[s.find("GB_OP_COMMON(float, ").unwrap() + 20..]
+                .split(')')
+                .next()
+                .unwrap()
+                .split(", ")
+                .map(|x| x.trim().parse().unwrap())
+                .collect();
+            return (args[0], args[1], args[2]);
+        }
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("GB_OP") && l.contains(&format!("({op},")))
+            .unwrap_or_else(|| panic!("no declaration of {op}"));
+        let args: Vec<&str> = line[line.find('(').unwrap() + 1..].split(", ").collect();
+        let body = args[3].parse().unwrap();
+        let lat = args[4].parse().unwrap();
+        // GB_OP3 / GB_OP2A / GB_OP2B carry RESULTS; GB_OPDIV / GB_OP1 have one result
+        let results =
+            if line.starts_with("GB_OP3") || line.starts_with("GB_OP2") { args[5].parse().unwrap() } else { 1 };
+        (body, lat, results)
+    }
+
+    #[test]
+    fn host_counts_match_the_kernel_declarations() {
+        for o in OPS {
+            let (body, lat, results) = declared(o.name);
+            assert_eq!(throughput_body(&o), (body, results), "{}", o.name);
+            assert_eq!(latency_ops_per_round(&o), lat, "{}", o.name);
+            // rounds of every ILP split evenly
+            for ilp in SWEEP_ILPS {
+                let per_step = if o.name == "int32_add" { 2 } else { 1 };
+                assert_eq!(body % (ilp * per_step), 0, "{} at ILP {ilp}", o.name);
+            }
+        }
+    }
 }

@@ -69,6 +69,16 @@ pub(crate) fn test_identity() -> GpuIdentity {
     }
 }
 
+/// The value of `#define NAME <integer>` in a kernel source, for tests that host constants
+/// match the kernels.
+#[cfg(test)]
+pub(crate) fn kernel_define(source: &crate::kernels::KernelSource, name: &str) -> Option<u64> {
+    source.text.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.next() == Some("#define") && w.next() == Some(name)).then(|| w.next()?.parse().ok()).flatten()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -415,4 +415,30 @@ mod tests {
         assert_eq!(merge_clock(None, b), b);
         assert_eq!(merge_clock(a, None), a);
     }
+
+    #[test]
+    fn host_constants_match_the_kernels() {
+        use crate::families::kernel_define;
+        assert_eq!(kernel_define(&crate::kernels::SHARED_BANDWIDTH, "SMEM_BYTES"), Some(FOOTPRINT_BYTES as u64));
+        // every configuration of the sweep has a kernel in one of the two L1 sources
+        let l1 = crate::families::l1_bandwidth::spec();
+        for op in l1.variants {
+            for w in WIDTHS {
+                for k in ILPS {
+                    let name = (l1.kernel)(op, w, k);
+                    let (a, b) = (l1.source.text, l1.sweep_source.unwrap().text);
+                    let defined = |t: &str| {
+                        t.contains(&format!("GB_L1_KERNEL({op}, {w}, {k})"))
+                            || t.contains(&format!("GB_L1_ALL_ILPS({op}, {w})"))
+                            || (op == &"ld" && k > 1 && t.contains(&format!("GB_L1_REGRESSION({w})")))
+                    };
+                    assert!(defined(a) || defined(b), "{name}");
+                }
+            }
+        }
+        // the search space is in the regression source
+        for c in search_space(16) {
+            assert!(l1.source.text.contains(&format!("GB_L1_KERNEL(ld, W, {})", c.ilp)), "{c:?}");
+        }
+    }
 }

@@ -219,4 +219,13 @@ mod tests {
             assert_eq!(*label, format!("regs{cap}"));
         }
     }
+
+    #[test]
+    fn host_constants_match_the_kernel() {
+        use crate::families::kernel_define;
+        assert_eq!(kernel_define(&kernels::SPILLING, "SPILL_N"), Some(LIVE_VALUES as u64));
+        for (label, _) in VARIANTS {
+            assert!(kernels::SPILLING.text.contains(&format!("GB_SPILL_KERNEL(spill_{label},")), "{label}");
+        }
+    }
 }
