@@ -609,7 +609,7 @@ mod tests {
             let s = &text[text.find("struct op_int32_add").unwrap()..];
             let e = &s[s.find("enum {").unwrap()..];
             let num = |k: &str| {
-                e[e.find(k).unwrap() + k.len()..].split(|c: char| !c.is_ascii_digit()).nth(0).unwrap().parse().unwrap()
+                e[e.find(k).unwrap() + k.len()..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
             };
             return (num("BODY = "), num("LAT = "), num("RESULTS = "));
         }
