@@ -110,7 +110,9 @@ __device__ __forceinline__ void dram_triad(double2* __restrict__ a, const double
     });
 }
 
-// Read-only: every word is summed (wrapping), one atomic per warp; the host checks the total.
+// Read-only: every word is summed (wrapping) and the block's sum added to *total with one
+// atomic (one per warp would serialise thousands of atomics on one address at the end of every
+// launch); the host checks the total.
 template <int U, int H>
 __device__ __forceinline__ void dram_read(const double2* __restrict__ a, u32* __restrict__ total, u64 n2) {
     u32 acc = 0;
@@ -121,8 +123,15 @@ __device__ __forceinline__ void dram_read(const double2* __restrict__ a, u32* __
 #pragma unroll
         for (int k = 0; k < U; ++k) if (DRAM_IN(k)) acc += dram_words(x[k]);
     });
+    __shared__ u32 warp_sums[32];
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    if ((threadIdx.x & 31) == 0) atomicAdd(total, acc);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        acc = threadIdx.x < (blockDim.x + 31) / 32 ? warp_sums[threadIdx.x] : 0;
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (threadIdx.x == 0) atomicAdd(total, acc);
+    }
 }
 
 // Write-only: every vector gets (w, w).
