@@ -6,9 +6,12 @@
 // parameters, so that NVVM cannot fold a chain. ptxas still simplifies integer adds with a
 // loop-invariant operand (x + b + b + b + b becomes x + 4b), so the integer add chain is a pair
 // x = x + y; y = y + x, where both operands keep changing; ptxas then spreads the adds over
-// IADD3 (integer pipe) and IMAD.IADD (FMA pipe), as it does in real code.
+// IADD3 (integer pipe) and IMAD.IADD (FMA pipe), as it does in real code. Likewise on sm_90 it
+// alternates half2 arithmetic between HFMA2/HADD2/HMUL2 and HFMA2.MMA (the second FP16 pipe),
+// and it folds rcp(rcp(x)) into x, so the reciprocal chain negates its operand (a free modifier).
+// tests/sass.rs checks the instruction counts.
 //
-// Latency: one warp runs one dependent chain per lane, LAT_BODY ops per round; clock64 over the
+// Latency: one warp runs one dependent chain per lane, LAT ops per round; clock64 over the
 // rounds / ops is the latency. The comparison of the result with a runtime sentinel before the
 // closing stamp makes the clock wait for the last op; the loop's own 2-3 instructions issue in the
 // shadow of the chain.
