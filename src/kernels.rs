@@ -24,10 +24,19 @@ impl KernelSource {
     }
 }
 
+/// `NAME = "stem";` embeds `kernels/stem.cu`; `NAME = "stem" after "prelude.cuh";` embeds
+/// `kernels/prelude.cuh` followed by `kernels/stem.cu` (definitions several sources share), with
+/// `#line` markers so that compiler messages name the right file.
 macro_rules! kernel_sources {
-    ($($(#[$doc:meta])* $const:ident = $name:literal;)*) => {
-        $($(#[$doc])* pub const $const: KernelSource =
-            KernelSource { name: $name, text: include_str!(concat!("../kernels/", $name, ".cu")) };)*
+    ($($(#[$doc:meta])* $const:ident = $name:literal $(after $prelude:literal)?;)*) => {
+        $($(#[$doc])* pub const $const: KernelSource = KernelSource {
+            name: $name,
+            text: concat!(
+                $("#line 1 \"", $prelude, "\"\n", include_str!(concat!("../kernels/", $prelude)),
+                  "\n#line 1 \"", $name, ".cu\"\n",)?
+                include_str!(concat!("../kernels/", $name, ".cu"))
+            ),
+        };)*
         /// Every embedded source.
         pub const ALL: &[KernelSource] = &[$($const),*];
     };
@@ -44,4 +53,30 @@ kernel_sources! {
     ATOMICS = "atomics";
     /// Memory-hierarchy dissection: per-access histograms and traces.
     DISSECT = "dissect";
+    /// Atomics: contention, 64-bit and floating-point adds, CAS, latency, shared memory.
+    ATOMICS_VARIANTS = "atomics_variants";
+    /// L1 data-cache load bandwidth per SM: the regression set's configurations.
+    L1_BANDWIDTH = "l1_bandwidth" after "l1_loads.cuh";
+    /// L1 data-cache load bandwidth per SM: the rest of the full sweep.
+    L1_BANDWIDTH_SWEEP = "l1_bandwidth_sweep" after "l1_loads.cuh";
+    /// Shared-memory load bandwidth per SM.
+    SHARED_BANDWIDTH = "shared_bandwidth";
+    /// L2 read bandwidth over footprints and block counts.
+    L2_BANDWIDTH = "l2_bandwidth";
+    /// Global access patterns: coalescing, access width, cache operators.
+    ACCESS_PATTERNS = "access_patterns";
+    /// Constant memory: uniform and divergent reads.
+    CONSTANT_MEMORY = "constant_memory";
+    /// Register spilling to local memory.
+    SPILLING = "spilling";
+    /// DRAM bandwidth: STREAM, read-only and write-only streams (the regression set's search).
+    DRAM = "dram" after "dram_ops.cuh";
+    /// DRAM bandwidth: the rest of the full sweep.
+    DRAM_SWEEP = "dram_sweep" after "dram_ops.cuh";
+    /// Latency and throughput of single arithmetic instructions.
+    INSTRUCTIONS = "instructions" after "instructions_ops.cuh";
+    /// Latency and throughput of IEEE division and square root.
+    INSTRUCTIONS_IEEE = "instructions_ieee" after "instructions_ops.cuh";
+    /// Throughput of every arithmetic operation over ILP (full profile).
+    INSTRUCTIONS_SWEEP = "instructions_sweep" after "instructions_ops.cuh";
 }

@@ -17,7 +17,14 @@ fn script(dir: &Path, name: &str, body: &str) -> BenchBinary {
 }
 
 fn options(work: &Path, timeout: Duration) -> ExecOptions {
-    ExecOptions { profile: Profile::Quick, filter: None, device: 0, work_dir: work.to_path_buf(), timeout, discard_throttled: false }
+    ExecOptions {
+        profile: Profile::Quick,
+        filter: None,
+        device: 0,
+        work_dir: work.to_path_buf(),
+        timeout,
+        discard_throttled: false,
+    }
 }
 
 #[test]

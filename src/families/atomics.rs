@@ -93,7 +93,8 @@ fn verify(
     Ok(())
 }
 
-/// The atomics family: `atomics/add_u32/<pattern>`.
+/// The atomics family: `atomics/add_u32/<pattern>`, then the variants of
+/// [`super::atomic_variants`] (contention, types, CAS, latency, shared memory).
 pub fn run(suite: &mut Suite) -> Result<()> {
     let gpu = suite.gpu();
     let compiled = gpu.kernels(&kernels::ATOMICS)?;
@@ -151,7 +152,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let expected = expected_sum(pattern, threads, iters_per_thread as u64, launches);
         verify(suite.gpu(), &sum, &target, words, expected, &format!("atomics/{name}"))?;
     }
-    Ok(())
+    super::atomic_variants::run(suite)
 }
 
 #[cfg(test)]

@@ -2,9 +2,22 @@
 //! `kernels/`, and turns probe readings into metrics. Each family is one criterion bench target
 //! (`benches/<family>.rs` calls its `run`).
 
+pub mod access_patterns;
+pub mod atomic_variants;
 pub mod atomics;
+pub mod constant_memory;
+pub mod dram;
+pub mod instructions;
+pub mod l1_bandwidth;
+pub mod l2_bandwidth;
 pub mod latency;
+pub mod limits;
+pub mod per_sm;
+pub mod search;
+pub mod shared_bandwidth;
 pub mod shared_banks;
+pub mod sm_bandwidth;
+pub mod spilling;
 pub mod stream;
 
 use cudarc::driver::LaunchConfig;
@@ -54,6 +67,16 @@ pub(crate) fn test_identity() -> GpuIdentity {
         total_mem_bytes: 80 << 30,
         ecc_enabled: true,
     }
+}
+
+/// The value of `#define NAME <integer>` in a kernel source, for tests that host constants
+/// match the kernels.
+#[cfg(test)]
+pub(crate) fn kernel_define(source: &crate::kernels::KernelSource, name: &str) -> Option<u64> {
+    source.text.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        (w.next() == Some("#define") && w.next() == Some(name)).then(|| w.next()?.parse().ok()).flatten()
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,27 @@
+// The full profile's ILP sweep of every operation (see instructions_ops.cuh): throughput at ILP
+// 1, 2 and 4 (ILP 8 is in instructions.cu and instructions_ieee.cu).
+
+#define GB_INST_SWEEP(NAME) GB_INST_THR(NAME, 1) GB_INST_THR(NAME, 2) GB_INST_THR(NAME, 4)
+
+GB_INST_SWEEP(fp32_fma)
+GB_INST_SWEEP(fp32_add)
+GB_INST_SWEEP(fp32_mul)
+GB_INST_SWEEP(fp64_fma)
+GB_INST_SWEEP(fp64_add)
+GB_INST_SWEEP(fp64_mul)
+GB_INST_SWEEP(fp16x2_fma)
+GB_INST_SWEEP(fp16x2_add)
+GB_INST_SWEEP(fp16x2_mul)
+GB_INST_SWEEP(int32_add)
+GB_INST_SWEEP(int32_mul)
+GB_INST_SWEEP(int32_mad)
+GB_INST_SWEEP(sfu_rcp)
+GB_INST_SWEEP(sfu_rsqrt)
+GB_INST_SWEEP(sfu_ex2)
+GB_INST_SWEEP(sfu_lg2)
+GB_INST_SWEEP(sfu_sin)
+GB_INST_SWEEP(sfu_cos)
+GB_INST_SWEEP(fp32_div)
+GB_INST_SWEEP(fp32_sqrt)
+GB_INST_SWEEP(fp64_div)
+GB_INST_SWEEP(fp64_sqrt)

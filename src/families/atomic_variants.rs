@@ -1,0 +1,607 @@
+//! Atomics beyond the 32-bit add patterns of [`super::atomics`] (seed 003), run by the same
+//! bench target:
+//! - `contention`: atomicAdd with k consecutive threads per address, ops per SM clock;
+//! - `types`: 64-bit integer, single and double adds, on one address and on a word per thread;
+//! - `cas`: compare-and-swap increments, uncontended and with a warp per word;
+//! - `latency`: dependent chains of global and shared add and CAS in one thread, cycles per op;
+//! - `shared`: shared-memory atomicAdd, k threads per word, ops per clock per SM (per-SM windows);
+//! - under the full profile, `contention_sweep` and `contention_interleaved` over more k.
+//!
+//! Every kernel's result is verified: the words must sum to the number of operations.
+//! Kernels: `kernels/atomics_variants.cu`.
+
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+
+use super::atomics::rates;
+use super::full_grid;
+use super::per_sm::{self, Residency, SmWindows};
+use super::sm_bandwidth::merge_clock;
+use crate::device::{CompiledKernels, EventTimer, Gpu};
+use crate::error::{CudaResultExt, Error, Result};
+use crate::harness::{Bench, Probe, Profile, Sample, Suite};
+use crate::kernels;
+use crate::results::{Better, ClockDomain, KernelClock};
+
+/// Threads per block of the global-atomic kernels.
+pub const THREADS: u32 = 256;
+/// Threads per address of the contention benchmark (0 stands for the whole grid).
+pub const CONTENTION_K: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 1024, 0];
+/// Threads per word of the shared-memory benchmark (0 stands for the whole block).
+pub const SHARED_K: [u32; 4] = [1, 2, 32, 0];
+/// Dependent atomics per latency launch.
+pub const LATENCY_OPS: u32 = 1024;
+
+/// Additions per thread for `threads_per_word` threads on each word: fewer where they serialise
+/// on one address, so that every launch lasts between about 10 µs and a few ms.
+pub fn iters_for(threads_per_word: u64) -> u32 {
+    match threads_per_word {
+        0..=32 => 64,
+        33..=1024 => 16,
+        _ => 4,
+    }
+}
+
+/// "k=32", or "k=all" for the whole grid / block.
+pub fn k_label(k: u32) -> String {
+    if k == 0 { "k=all".into() } else { format!("k={k}") }
+}
+
+/// Words `threads` threads touch with `k` consecutive threads per word (0: one word).
+pub fn words_for(threads: u64, k: u32) -> u64 {
+    if k == 0 { 1 } else { threads.div_ceil(k as u64) }
+}
+
+/// Words a global latency chain walks, 128 bytes apart (`LAT_LINES`); a shared chain uses one.
+pub const LATENCY_LINES: u64 = 256;
+/// Distance between the words of a global latency chain, in words (`LAT_STRIDE`).
+pub const LATENCY_STRIDE: u64 = 32;
+
+/// Sum of a latency chain's words after `launches` launches of a warm lap of `lines` operations
+/// and `n` timed ones, of which `failed` CAS comparisons changed nothing.
+pub fn latency_sum(lines: u64, n: u64, launches: u64, failed: u64) -> u64 {
+    (launches * (lines + n)).saturating_sub(failed)
+}
+
+/// Integer value type of a typed add and its kernel names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `unsigned long long`
+    U64,
+    /// `float`
+    F32,
+    /// `double`
+    F64,
+}
+
+impl Kind {
+    /// All three.
+    pub const ALL: [Kind; 3] = [Kind::U64, Kind::F32, Kind::F64];
+
+    /// "u64".
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::U64 => "u64",
+            Kind::F32 => "f32",
+            Kind::F64 => "f64",
+        }
+    }
+
+    /// Largest count a word of this type holds exactly (2^24 for single precision).
+    pub fn exact_limit(self) -> u64 {
+        match self {
+            Kind::U64 => u64::MAX,
+            Kind::F32 => 1 << 24,
+            Kind::F64 => 1 << 53,
+        }
+    }
+}
+
+/// Additions per thread of the verification launch of a typed add: the timed count, reduced so
+/// that no word exceeds what the type holds exactly.
+pub fn verify_iters(kind: Kind, threads_per_word: u64, iters: u32) -> u32 {
+    let cap = (kind.exact_limit() / threads_per_word.max(1)).clamp(1, u32::MAX as u64) as u32;
+    iters.min(cap)
+}
+
+struct Ctx {
+    compiled: std::sync::Arc<CompiledKernels>,
+    cfg: LaunchConfig,
+    threads: u64,
+}
+
+impl Ctx {
+    fn f(&self, name: &str) -> Result<CudaFunction> {
+        self.compiled.function(name)
+    }
+
+    /// Sums `n` words of `buf` on the device with `atomv_sum_<ty>`.
+    fn sum<T: DeviceRepr>(&self, gpu: &Gpu, ty: &str, buf: &CudaSlice<T>, n: u64) -> Result<u64> {
+        let f = self.f(&format!("atomv_sum_{ty}"))?;
+        let total = gpu.alloc_zeros::<u64>(1, "the sum")?;
+        // SAFETY: atomv_sum_<ty>(const T*, u64, unsigned long long*) reads n words of `buf`.
+        unsafe { gpu.stream().launch_builder(&f).arg(buf).arg(&n).arg(&total).launch(full_grid(gpu.identity(), 256)) }
+            .cuda_context(|| format!("launching atomv_sum_{ty}"))?;
+        Ok(gpu.download(&total, "the sum")?[0])
+    }
+}
+
+fn check(what: &str, got: u64, expected: u64) -> Result<()> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::Verification { what: what.into(), detail: format!("the words sum to {got}, expected {expected}") })
+    }
+}
+
+fn zeros<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: u64, what: &str) -> Result<CudaSlice<T>> {
+    gpu.alloc_zeros::<T>(n as usize, what)
+}
+
+/// A timed global-atomic kernel: its arguments after the target, its ops per launch, and the
+/// target buffer.
+struct GlobalRun<T> {
+    label: String,
+    f: CudaFunction,
+    target: CudaSlice<T>,
+    words: u64,
+    arg: u32,
+    iters: u32,
+    probe: Probe,
+}
+
+impl<T: DeviceRepr> GlobalRun<T> {
+    fn launch(&self, gpu: &Gpu, cfg: LaunchConfig, iters: u32) -> Result<()> {
+        // SAFETY: every global kernel of atomics_variants.cu takes (T*, u32, u32, gb_probe*) and
+        // touches words below `words`.
+        unsafe {
+            gpu.stream()
+                .launch_builder(&self.f)
+                .arg(&self.target)
+                .arg(&self.arg)
+                .arg(&iters)
+                .arg(self.probe.buffer())
+                .launch(cfg)
+        }
+        .cuda_context(|| format!("launching an atomics kernel ({})", self.label))?;
+        Ok(())
+    }
+
+    /// Ops per second and per SM clock over `iters` launches.
+    fn sample(
+        &mut self,
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        threads: u64,
+        timer: &EventTimer,
+        iters: u64,
+    ) -> Result<(f64, [f64; 2], Option<KernelClock>)> {
+        self.probe.set(gpu, 0)?;
+        timer.start()?;
+        for _ in 0..iters {
+            self.launch(gpu, cfg, self.iters)?;
+        }
+        let elapsed = timer.stop_ns()?;
+        let clock = self.probe.read(gpu)?.clock();
+        let (per_s, per_clk) =
+            rates((threads * self.iters as u64 * iters) as f64, elapsed, clock.and_then(|c| c.mhz()));
+        Ok((elapsed, [per_s, per_clk], clock))
+    }
+}
+
+/// Runs the variants of the atomics family (called by [`super::atomics::run`]).
+pub fn run(suite: &mut Suite) -> Result<()> {
+    let profile = suite.profile();
+    let names: &[&str] = match profile {
+        Profile::Quick => &["latency"],
+        Profile::Default => &["contention", "types", "cas", "latency", "shared"],
+        Profile::Full => {
+            &["contention", "types", "cas", "latency", "shared", "contention_sweep", "contention_interleaved"]
+        }
+    };
+    if !names.iter().any(|n| suite.wants(n)) {
+        return Ok(());
+    }
+    let gpu = suite.gpu();
+    let cfg = full_grid(gpu.identity(), THREADS);
+    let ctx = Ctx {
+        compiled: gpu.kernels(&kernels::ATOMICS_VARIANTS)?,
+        cfg,
+        threads: cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64,
+    };
+    for &name in names {
+        if !suite.wants(name) {
+            continue;
+        }
+        match name {
+            "contention" => contention(suite, &ctx, name, &CONTENTION_K, false)?,
+            "contention_sweep" => {
+                let ks: Vec<u32> = std::iter::successors(Some(1u32), |k| Some(k * 2))
+                    .take_while(|k| (*k as u64) < ctx.threads)
+                    .chain([0])
+                    .collect();
+                contention(suite, &ctx, name, &ks, false)?
+            }
+            "contention_interleaved" => contention(suite, &ctx, name, &CONTENTION_K, true)?,
+            "types" => types(suite, &ctx)?,
+            "cas" => cas(suite, &ctx)?,
+            "latency" => latency(suite, &ctx)?,
+            _ => shared(suite, &ctx)?,
+        }
+    }
+    Ok(())
+}
+
+fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved: bool) -> Result<()> {
+    let gpu = suite.gpu();
+    let mut runs = Vec::new();
+    for &k in ks {
+        let per_word = if k == 0 { ctx.threads } else { k as u64 };
+        let words = words_for(ctx.threads, k);
+        let (f, arg) = if interleaved {
+            (ctx.f("atomv_interleaved")?, words as u32)
+        } else {
+            (ctx.f("atomv_contention")?, if k == 0 { u32::MAX } else { k })
+        };
+        runs.push(GlobalRun {
+            label: k_label(k),
+            f,
+            target: zeros::<u32>(gpu, words, "the atomic targets")?,
+            words,
+            arg,
+            iters: iters_for(per_word),
+            probe: Probe::new(gpu)?,
+        });
+    }
+    let mut bench = Bench::new(name)
+        .param("threads", ctx.threads)
+        .param("threads_per_block", THREADS)
+        .param("layout", if interleaved { "interleaved" } else { "consecutive" })
+        .kernels(&[&ctx.compiled.provenance]);
+    for r in &runs {
+        bench = bench.param(&format!("{}_atomics_per_thread", r.label), r.iters).metric(
+            r.label.clone(),
+            "op/clk",
+            Better::Higher,
+            ClockDomain::Sm,
+        );
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut launches = 0u64;
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::new();
+        let mut elapsed = 0.0;
+        let mut clock = None;
+        for r in runs.iter_mut() {
+            let (t, [_, per_clk], c) = r.sample(gpu, ctx.cfg, ctx.threads, &timer, iters)?;
+            elapsed += t;
+            clock = merge_clock(clock, c);
+            values.push(per_clk);
+        }
+        launches += iters;
+        Ok(Sample::clocked(elapsed, values, clock))
+    })?;
+    // every word wraps modulo 2^32 on its own
+    let gpu = suite.gpu();
+    for r in &runs {
+        let per_word = |w: u64| -> u64 {
+            let threads_on_w = if interleaved {
+                ctx.threads / r.words + u64::from(w < ctx.threads % r.words)
+            } else if r.arg == u32::MAX {
+                ctx.threads
+            } else {
+                (ctx.threads - w * r.arg as u64).min(r.arg as u64)
+            };
+            ((threads_on_w as u128 * r.iters as u128 * launches as u128) % (1u128 << 32)) as u64
+        };
+        let expected: u64 = (0..r.words).map(per_word).sum();
+        let got = ctx.sum(gpu, "u32", &r.target, r.words)?;
+        check(&format!("atomics/{name}/{}", r.label), got, expected)?;
+    }
+    Ok(())
+}
+
+/// Timed typed adds, then a fresh launch per kind and pattern whose sum is checked exactly.
+fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
+    let gpu = suite.gpu();
+    struct TypedRun {
+        kind: Kind,
+        same: bool,
+        run: GlobalRun<u64>,
+    }
+    let mut runs = Vec::new();
+    for kind in Kind::ALL {
+        for same in [true, false] {
+            let words = if same { 1 } else { ctx.threads };
+            let per_word = if same { ctx.threads } else { 1 };
+            // u64 and f64 words are 8 bytes, f32 words 4: one u64 buffer of `words` fits all.
+            runs.push(TypedRun {
+                kind,
+                same,
+                run: GlobalRun {
+                    label: format!("{}/{}", kind.label(), if same { "same_address" } else { "distinct" }),
+                    f: ctx.f(&format!("atomv_add_{}", kind.label()))?,
+                    target: zeros::<u64>(gpu, words, "the atomic targets")?,
+                    words,
+                    arg: if same { 0 } else { u32::MAX },
+                    iters: iters_for(per_word),
+                    probe: Probe::new(gpu)?,
+                },
+            });
+        }
+    }
+    let mut bench = Bench::new("types").param("threads", ctx.threads).kernels(&[&ctx.compiled.provenance]);
+    for r in &runs {
+        bench = bench.metric(r.run.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm);
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::new();
+        let mut elapsed = 0.0;
+        let mut clock = None;
+        for r in runs.iter_mut() {
+            let (t, [_, per_clk], c) = r.run.sample(gpu, ctx.cfg, ctx.threads, &timer, iters)?;
+            elapsed += t;
+            clock = merge_clock(clock, c);
+            values.push(per_clk);
+        }
+        Ok(Sample::clocked(elapsed, values, clock))
+    })?;
+    let gpu = suite.gpu();
+    for r in runs.iter_mut() {
+        let per_word = if r.same { ctx.threads } else { 1 };
+        let n = verify_iters(r.kind, per_word, r.run.iters);
+        gpu.zero(&mut r.run.target, "the atomic targets")?;
+        r.run.launch(gpu, ctx.cfg, n)?;
+        let got = match r.kind {
+            Kind::U64 => ctx.sum(gpu, "u64", &r.run.target, r.run.words)?,
+            Kind::F64 => ctx.sum(gpu, "f64", &r.run.target, r.run.words)?,
+            // the f32 words are the first `words` 4-byte words of the buffer
+            Kind::F32 => {
+                // SAFETY: the buffer holds at least `words` 4-byte words.
+                let view = unsafe { r.run.target.transmute::<f32>(r.run.words as usize) }.ok_or_else(|| {
+                    Error::Verification { what: "atomics/types".into(), detail: "target buffer too small".into() }
+                })?;
+                let f = ctx.f("atomv_sum_f32")?;
+                let total = gpu.alloc_zeros::<u64>(1, "the sum")?;
+                let words = r.run.words;
+                // SAFETY: atomv_sum_f32(const float*, u64, unsigned long long*).
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&view)
+                        .arg(&words)
+                        .arg(&total)
+                        .launch(full_grid(gpu.identity(), 256))
+                }
+                .cuda_context(|| "launching atomv_sum_f32".into())?;
+                gpu.download(&total, "the sum")?[0]
+            }
+        };
+        check(&format!("atomics/types/{}", r.run.label), got, ctx.threads * n as u64)?;
+    }
+    Ok(())
+}
+
+fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
+    let gpu = suite.gpu();
+    let mut runs = Vec::new();
+    for (label, k) in [("distinct", 1u32), ("warp_contended", 32)] {
+        let words = words_for(ctx.threads, k);
+        runs.push(GlobalRun {
+            label: label.into(),
+            f: ctx.f("atomv_cas")?,
+            target: zeros::<u32>(gpu, words, "the CAS targets")?,
+            words,
+            arg: k,
+            iters: if k == 1 { 64 } else { 4 },
+            probe: Probe::new(gpu)?,
+        });
+    }
+    let mut bench = Bench::new("cas").param("threads", ctx.threads).kernels(&[&ctx.compiled.provenance]);
+    for r in &runs {
+        bench = bench
+            .param(&format!("{}_successes_per_thread", r.label), r.iters)
+            .metric(r.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm)
+            .metric(format!("{}_attempts_per_success", r.label), "attempts", Better::Lower, ClockDomain::None);
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut launches = 0u64;
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::new();
+        let mut elapsed = 0.0;
+        let mut clock = None;
+        for r in runs.iter_mut() {
+            let (t, [_, per_clk], c) = r.sample(gpu, ctx.cfg, ctx.threads, &timer, iters)?;
+            let failed = r.probe.read(gpu)?.sink;
+            let successes = ctx.threads * r.iters as u64 * iters;
+            elapsed += t;
+            clock = merge_clock(clock, c);
+            values.push(per_clk);
+            values.push((successes + failed) as f64 / successes as f64);
+        }
+        launches += iters;
+        Ok(Sample::clocked(elapsed, values, clock))
+    })?;
+    let gpu = suite.gpu();
+    for r in &runs {
+        let expected = ctx.threads * r.iters as u64 * launches;
+        check(&format!("atomics/cas/{}", r.label), ctx.sum(gpu, "u32", &r.target, r.words)?, expected)?;
+    }
+    Ok(())
+}
+
+fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
+    let gpu = suite.gpu();
+    let mut runs = Vec::new();
+    for (label, global) in [("global_add", true), ("global_cas", true), ("shared_add", false), ("shared_cas", false)] {
+        let (lines, words) = if global { (LATENCY_LINES, LATENCY_LINES * LATENCY_STRIDE) } else { (1, 1) };
+        let f = ctx.f(&format!("atomv_lat_{label}"))?;
+        runs.push((label, lines, words, f, zeros::<u32>(gpu, words, "latency words")?, Probe::new(gpu)?));
+    }
+    let mut bench = Bench::new("latency")
+        .param("ops_per_launch", LATENCY_OPS)
+        .param("global_lines", LATENCY_LINES)
+        .kernels(&[&ctx.compiled.provenance]);
+    for (label, ..) in &runs {
+        bench = bench.metric(*label, "cycles", Better::Lower, ClockDomain::Sm);
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    let mut launches = 0u64;
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::new();
+        let mut clock = None;
+        timer.start()?;
+        for (label, _, _, f, words, probe) in runs.iter_mut() {
+            // keeps the sink: the failed CAS comparisons of every launch so far
+            probe.reset_counters(gpu)?;
+            let (mask, n) = (0u32, LATENCY_OPS);
+            for _ in 0..iters {
+                // SAFETY: atomv_lat_*(u32*, u32 mask, u32 n, gb_probe*); mask 0 keeps every
+                // access on the chain's own words, which `words` holds.
+                unsafe {
+                    gpu.stream().launch_builder(f).arg(&*words).arg(&mask).arg(&n).arg(probe.buffer()).launch(one)
+                }
+                .cuda_context(|| format!("launching atomv_lat_{label}"))?;
+            }
+            let r = probe.read(gpu)?;
+            values.push(if r.count > 0 { r.cycles as f64 / r.count as f64 } else { f64::NAN });
+            clock = merge_clock(clock, r.clock());
+        }
+        launches += iters;
+        Ok(Sample::clocked(timer.stop_ns()?, values, clock))
+    })?;
+    let gpu = suite.gpu();
+    for (label, lines, count, _, words, probe) in &runs {
+        let failed = probe.read(gpu)?.sink;
+        let expected = latency_sum(*lines, LATENCY_OPS as u64, launches, failed);
+        check(&format!("atomics/latency/{label}"), ctx.sum(gpu, "u32", words, *count)?, expected)?;
+    }
+    Ok(())
+}
+
+fn shared(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
+    let gpu = suite.gpu();
+    let identity = gpu.identity().clone();
+    let f = ctx.f("atomv_shared")?;
+    let fold = ctx.f("atomv_fold")?;
+    let residency = Residency::new(identity.max_threads_per_sm / identity.warp_size, identity.warp_size);
+    let smem = residency.threads_per_block * 4;
+    let residency = if residency.fits(&f, smem)? { residency } else { Residency::new(32, identity.warp_size) };
+    let cfg = residency.launch(&identity, smem);
+    let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
+    let mut runs = Vec::new();
+    for k in SHARED_K {
+        let kk = if k == 0 { residency.threads_per_block } else { k };
+        let iters = iters_for(kk as u64).max(16) * 4;
+        runs.push((
+            k_label(k),
+            kk,
+            iters,
+            SmWindows::new(gpu, fold.clone())?,
+            zeros::<u64>(gpu, 1, "the shared-atomic total")?,
+        ));
+    }
+    let mut bench = Bench::new("shared")
+        .param("threads_per_block", residency.threads_per_block)
+        .param("blocks", cfg.grid_dim.0)
+        .kernels(&[&ctx.compiled.provenance]);
+    for (label, _, iters, ..) in &runs {
+        bench = bench.param(&format!("{label}_atomics_per_thread"), *iters).metric(
+            label.clone(),
+            "op/clk/SM",
+            Better::Higher,
+            ClockDomain::Sm,
+        );
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut launches = 0u64;
+    suite.bench(bench, |gpu, n| {
+        let mut values = Vec::new();
+        let mut elapsed = 0.0;
+        let mut clock = None;
+        for (label, k, iters, windows, total) in runs.iter_mut() {
+            let work = threads * *iters as u64;
+            let what = format!("atomics/shared/{label}");
+            let (t, totals) = per_sm::sample(gpu, windows, &timer, n, work, &what, |gpu, w| {
+                let slots = w.slots();
+                // SAFETY: atomv_shared(u32 k, u32 iters, gb_sm_window*, u32, unsigned long long*)
+                // with blockDim words of dynamic shared memory.
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&*k)
+                        .arg(&*iters)
+                        .arg(w.buffer())
+                        .arg(&slots)
+                        .arg(&*total)
+                        .launch(cfg)
+                }
+                .cuda_context(|| "launching atomv_shared".into())?;
+                Ok(())
+            })?;
+            elapsed += t;
+            clock = merge_clock(clock, totals.clock());
+            values.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
+        }
+        launches += n;
+        Ok(Sample::clocked(elapsed, values, clock))
+    })?;
+    let gpu = suite.gpu();
+    for (label, _, iters, _, total) in &runs {
+        let got = gpu.download(total, "the shared-atomic total")?[0];
+        check(&format!("atomics/shared/{label}"), got, threads * *iters as u64 * launches)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_and_labels_follow_k() {
+        assert_eq!(words_for(270_336, 1), 270_336);
+        assert_eq!(words_for(270_336, 32), 8448);
+        assert_eq!(words_for(100, 32), 4);
+        assert_eq!(words_for(270_336, 0), 1);
+        assert_eq!(k_label(0), "k=all");
+        assert_eq!(k_label(64), "k=64");
+    }
+
+    #[test]
+    fn serialised_words_get_fewer_additions() {
+        assert_eq!(iters_for(1), 64);
+        assert_eq!(iters_for(32), 64);
+        assert_eq!(iters_for(1024), 16);
+        assert_eq!(iters_for(270_336), 4);
+    }
+
+    #[test]
+    fn latency_words_hold_every_successful_operation() {
+        // adds: a warm lap of 256 and 1024 timed, three launches
+        assert_eq!(latency_sum(LATENCY_LINES, 1024, 3, 0), 3 * 1280);
+        // CAS: failed comparisons change nothing
+        assert_eq!(latency_sum(1, 1024, 3, 1500), 3 * 1025 - 1500);
+        assert_eq!(latency_sum(1, 1024, 0, 0), 0);
+        // the global chain spans 256 lines of 128 bytes
+        assert_eq!(LATENCY_LINES * LATENCY_STRIDE * 4, 32 << 10);
+    }
+
+    #[test]
+    fn float_verification_stays_exact() {
+        // one address for 270k threads: a single float holds 2^24 exactly, so 62 adds each at most
+        assert_eq!(verify_iters(Kind::F32, 270_336, 4), 4);
+        assert_eq!(verify_iters(Kind::F32, 270_336, 64), 62);
+        assert!(270_336u64 * verify_iters(Kind::F32, 270_336, 64) as u64 <= 1 << 24);
+        assert_eq!(verify_iters(Kind::F64, 270_336, 64), 64);
+        assert_eq!(verify_iters(Kind::F32, 1, 64), 64);
+    }
+
+    #[test]
+    fn host_constants_match_the_kernel() {
+        use crate::families::kernel_define;
+        assert_eq!(kernel_define(&kernels::ATOMICS_VARIANTS, "LAT_LINES"), Some(LATENCY_LINES));
+        assert_eq!(kernel_define(&kernels::ATOMICS_VARIANTS, "LAT_STRIDE"), Some(LATENCY_STRIDE));
+    }
+}

@@ -1,0 +1,653 @@
+//! Arithmetic instruction latency and throughput (seed 002 section IV): FP16 (half2), FP32 and
+//! FP64 FMA / add / multiply, INT32 add / multiply / multiply-add, the special-function unit
+//! (reciprocal, reciprocal square root, base-2 exponential and logarithm, sine, cosine) and the
+//! IEEE division and square root sequences.
+//!
+//! Latency: cycles per op of a dependent chain in one warp (clock64 of lane 0). Throughput:
+//! results per clock per SM from the per-SM windows, with ILP independent chains per warp, and
+//! its efficiency against the documented rate of the instruction class ([`super::limits`]).
+//! Kernels: `kernels/instructions_ops.cuh` and the three sources built on it.
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::limits::{self, ArithClass};
+use super::per_sm::{self, Residency, SmWindows};
+use super::sm_bandwidth::merge_clock;
+use crate::device::{CompiledKernels, EventTimer, Gpu};
+use crate::error::{CudaResultExt, Result};
+use crate::harness::{Bench, Probe, Profile, Sample, Suite};
+use crate::kernels::{self, KernelSource};
+use crate::results::{Better, ClockDomain, GpuIdentity, KernelClock};
+
+/// How an operation's inputs are encoded in the kernels' 64-bit arguments.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// IEEE single.
+    F32(f32),
+    /// IEEE double.
+    F64(f64),
+    /// Two IEEE halves (bit patterns), packed as half2.
+    F16x2(u16),
+    /// Unsigned 32-bit integer.
+    U32(u32),
+}
+
+impl Value {
+    /// The 64-bit pattern the kernel decodes.
+    pub fn bits(self) -> u64 {
+        match self {
+            Value::F32(x) => x.to_bits() as u64,
+            Value::F64(x) => x.to_bits(),
+            Value::F16x2(h) => ((h as u64) << 16) | h as u64,
+            Value::U32(x) => x as u64,
+        }
+    }
+}
+
+/// Which kernel source an operation lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// One instruction per op (`kernels/instructions.cu`).
+    Single,
+    /// IEEE division and square root sequences (`kernels/instructions_ieee.cu`).
+    Ieee,
+}
+
+/// One operation: its kernels' suffix, limit class, inputs, and how many ops a latency launch
+/// chains.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Op {
+    /// "fp32_fma": the metric name and the kernels' suffix.
+    pub name: &'static str,
+    /// Throughput limit class.
+    pub class: ArithClass,
+    /// Source.
+    pub group: Group,
+    /// Multiplier / divisor operand.
+    pub a: Value,
+    /// Addend and chain seed.
+    pub b: Value,
+}
+
+const fn op(name: &'static str, class: ArithClass, group: Group, a: Value, b: Value) -> Op {
+    Op { name, class, group, a, b }
+}
+
+/// Half-precision 0.999, 0.001 and 1.0 as bit patterns.
+const H_0999: u16 = 0x3bfe;
+const H_0001: u16 = 0x1419;
+const H_1: u16 = 0x3c00;
+
+/// Every operation, in report order. Values keep chains finite and normal where the op allows:
+/// x = 0.999 x + 0.001 converges to 1; multiplies by 0.9999 (by 1 in half precision) stay
+/// normal for far more ops than a launch runs; a / x alternates; square roots converge to 1.
+pub const OPS: [Op; 22] = [
+    op("fp32_fma", ArithClass::Fp32, Group::Single, Value::F32(0.999), Value::F32(0.001)),
+    op("fp32_add", ArithClass::Fp32, Group::Single, Value::F32(0.0), Value::F32(0.001)),
+    op("fp32_mul", ArithClass::Fp32, Group::Single, Value::F32(0.9999), Value::F32(1.0)),
+    op("fp64_fma", ArithClass::Fp64, Group::Single, Value::F64(0.999), Value::F64(0.001)),
+    op("fp64_add", ArithClass::Fp64, Group::Single, Value::F64(0.0), Value::F64(0.001)),
+    op("fp64_mul", ArithClass::Fp64, Group::Single, Value::F64(0.9999), Value::F64(1.0)),
+    op("fp16x2_fma", ArithClass::Fp16, Group::Single, Value::F16x2(H_0999), Value::F16x2(H_0001)),
+    op("fp16x2_add", ArithClass::Fp16, Group::Single, Value::F16x2(0), Value::F16x2(H_0001)),
+    op("fp16x2_mul", ArithClass::Fp16, Group::Single, Value::F16x2(H_1), Value::F16x2(H_1)),
+    // ptxas spreads integer adds over two pipes (IADD3 and IMAD.IADD): no single limit.
+    op("int32_add", ArithClass::Sequence, Group::Single, Value::U32(0), Value::U32(12345)),
+    op("int32_mul", ArithClass::Int32Mul, Group::Single, Value::U32(3), Value::U32(12345)),
+    op("int32_mad", ArithClass::Int32Mul, Group::Single, Value::U32(3), Value::U32(12345)),
+    op("sfu_rcp", ArithClass::Special, Group::Single, Value::F32(0.0), Value::F32(1.25)),
+    op("sfu_rsqrt", ArithClass::Special, Group::Single, Value::F32(0.0), Value::F32(1.25)),
+    op("sfu_ex2", ArithClass::Special, Group::Single, Value::F32(0.0), Value::F32(1.25)),
+    op("sfu_lg2", ArithClass::Special, Group::Single, Value::F32(0.0), Value::F32(1.25)),
+    op("sfu_sin", ArithClass::Special, Group::Single, Value::F32(0.0), Value::F32(1.25)),
+    op("sfu_cos", ArithClass::Special, Group::Single, Value::F32(0.0), Value::F32(1.25)),
+    op("fp32_div", ArithClass::Sequence, Group::Ieee, Value::F32(1.5), Value::F32(1.25)),
+    op("fp32_sqrt", ArithClass::Sequence, Group::Ieee, Value::F32(0.0), Value::F32(1.25)),
+    op("fp64_div", ArithClass::Sequence, Group::Ieee, Value::F64(1.5), Value::F64(1.25)),
+    op("fp64_sqrt", ArithClass::Sequence, Group::Ieee, Value::F64(0.0), Value::F64(1.25)),
+];
+
+/// Ops per latency round of each kernel (`LAT` in instructions_ops.cuh).
+pub fn latency_ops_per_round(op: &Op) -> u32 {
+    match op.group {
+        Group::Single => 64,
+        Group::Ieee => 8,
+    }
+}
+
+/// Ops per lane per throughput round (`BODY`), and results per op (2 for half2).
+pub fn throughput_body(op: &Op) -> (u32, u32) {
+    let body = match op.name {
+        "fp32_fma" => 512,
+        "fp32_add" | "fp32_mul" | "fp16x2_fma" | "fp16x2_add" | "fp16x2_mul" => 256,
+        "int32_add" | "int32_mul" | "int32_mad" => 256,
+        _ if op.group == Group::Ieee => 16,
+        _ => 128,
+    };
+    let results = if op.name.starts_with("fp16x2") { 2 } else { 1 };
+    (body, results)
+}
+
+/// ILP of the regression set: enough independent chains per warp to cover the latency of every
+/// op with 8 or more warps per SM.
+pub const REGRESSION_ILP: u32 = 8;
+/// ILPs of the full sweep.
+pub const SWEEP_ILPS: [u32; 4] = [1, 2, 4, 8];
+/// Warps per SM of the full sweep.
+pub const SWEEP_WARPS: [u32; 5] = [4, 8, 16, 32, 64];
+/// Warps per SM the regression set tries, most first: it runs at the largest that fits.
+pub const REGRESSION_WARPS: [u32; 5] = [64, 32, 16, 8, 4];
+/// Ops a latency launch chains: single instructions, IEEE sequences.
+pub const LATENCY_OPS: [u32; 2] = [4096, 512];
+/// Cycles one throughput launch keeps an SM busy at the limit.
+pub const THROUGHPUT_CYCLES: u64 = 1 << 18;
+/// Results per clock per SM assumed for sizing launches of an op without a documented limit:
+/// integer adds run on two pipes (up to 128), the IEEE sequences at a few per clock.
+pub fn sizing_rate(op: &Op) -> f64 {
+    match op.group {
+        Group::Single => 128.0,
+        Group::Ieee => 4.0,
+    }
+}
+/// Bit pattern no result is compared equal to in practice.
+pub const SENTINEL: u64 = 0xdead_beef_cafe_f00d;
+
+/// Latency in cycles per op from lane 0's window.
+pub fn cycles_per_op(cycles: u64, ops: u64) -> f64 {
+    if ops == 0 { f64::NAN } else { cycles as f64 / ops as f64 }
+}
+
+/// Rounds of a latency launch: about `target_ops` ops.
+pub fn latency_rounds(op: &Op) -> u32 {
+    let target = if op.group == Group::Ieee { LATENCY_OPS[1] } else { LATENCY_OPS[0] };
+    (target / latency_ops_per_round(op)).max(1)
+}
+
+/// Results per launch of a throughput kernel: warps x rounds x body x results x lanes.
+pub fn throughput_work(gpu: &GpuIdentity, op: &Op, r: &Residency, rounds: u32) -> u64 {
+    let (body, results) = throughput_body(op);
+    let warps = gpu.sm_count as u64 * r.blocks_per_sm as u64 * r.threads_per_block as u64 / gpu.warp_size as u64;
+    warps * rounds as u64 * body as u64 * results as u64 * gpu.warp_size as u64
+}
+
+/// The limit of `op` on this GPU, results per clock per SM.
+pub fn limit(gpu: &GpuIdentity, op: &Op) -> Option<f64> {
+    limits::results_per_clk_per_sm(op.class, gpu.cc_major, gpu.cc_minor)
+}
+
+fn source(group: Group) -> KernelSource {
+    match group {
+        Group::Single => kernels::INSTRUCTIONS,
+        Group::Ieee => kernels::INSTRUCTIONS_IEEE,
+    }
+}
+
+struct Latency {
+    op: Op,
+    f: CudaFunction,
+    rounds: u32,
+    probe: Probe,
+}
+
+struct Throughput {
+    op: Op,
+    f: CudaFunction,
+    residency: Residency,
+    rounds: u32,
+    windows: SmWindows,
+    limit: Option<f64>,
+}
+
+struct Kernels {
+    sink: CudaSlice<u64>,
+}
+
+impl Kernels {
+    fn latency(&self, gpu: &Gpu, l: &Latency) -> Result<()> {
+        let cfg =
+            LaunchConfig { grid_dim: (1, 1, 1), block_dim: (gpu.identity().warp_size, 1, 1), shared_mem_bytes: 0 };
+        let (a, b) = (l.op.a.bits(), l.op.b.bits());
+        // SAFETY: inst_lat_<op>(u64, u64, u32, gb_probe*, u64*, u64); the sink holds a word per thread.
+        unsafe {
+            gpu.stream()
+                .launch_builder(&l.f)
+                .arg(&a)
+                .arg(&b)
+                .arg(&l.rounds)
+                .arg(l.probe.buffer())
+                .arg(&self.sink)
+                .arg(&SENTINEL)
+                .launch(cfg)
+        }
+        .cuda_context(|| format!("launching inst_lat_{}", l.op.name))?;
+        Ok(())
+    }
+
+    fn throughput(
+        &self,
+        gpu: &Gpu,
+        op: &Op,
+        f: &CudaFunction,
+        r: &Residency,
+        rounds: u32,
+        windows: &SmWindows,
+    ) -> Result<()> {
+        let cfg = r.launch(gpu.identity(), 0);
+        let (a, b) = (op.a.bits(), op.b.bits());
+        let slots = windows.slots();
+        // SAFETY: inst_thr_<op>_ilp<k>(u64, u64, u32, gb_sm_window*, u32, u64*, u64); the sink
+        // holds a word per thread of the largest grid (64 warps per SM).
+        unsafe {
+            gpu.stream()
+                .launch_builder(f)
+                .arg(&a)
+                .arg(&b)
+                .arg(&rounds)
+                .arg(windows.buffer())
+                .arg(&slots)
+                .arg(&self.sink)
+                .arg(&SENTINEL)
+                .launch(cfg)
+        }
+        .cuda_context(|| format!("launching inst_thr_{}", op.name))?;
+        Ok(())
+    }
+}
+
+fn rounds_for(gpu: &GpuIdentity, op: &Op, r: &Residency, lim: Option<f64>) -> u32 {
+    let (body, results) = throughput_body(op);
+    let per_warp_round = body as u64 * results as u64 * gpu.warp_size as u64;
+    per_sm::rounds_for(THROUGHPUT_CYCLES, lim.unwrap_or_else(|| sizing_rate(op)), r.warps_per_sm, per_warp_round, 1)
+}
+
+/// The instructions family: `instructions/latency` and `instructions/throughput` (single
+/// instructions), `instructions/ieee` (division and square root; not in the quick profile), and
+/// under the full profile `instructions/sweep/<op>` over ILP x warps.
+pub fn run(suite: &mut Suite) -> Result<()> {
+    let profile = suite.profile();
+    let gpu = suite.gpu();
+    let identity = gpu.identity().clone();
+    let max_threads = identity.sm_count as usize * 2048;
+    let k = Kernels { sink: gpu.alloc_zeros::<u64>(max_threads, "the result sink")? };
+
+    let single: Vec<Op> = OPS.iter().copied().filter(|o| o.group == Group::Single).collect();
+    let ieee: Vec<Op> = OPS.iter().copied().filter(|o| o.group == Group::Ieee).collect();
+
+    if suite.wants("latency") {
+        let compiled = suite.gpu().kernels(&source(Group::Single))?;
+        latency_bench(suite, &k, "latency", &single, &compiled)?;
+    }
+    if suite.wants("throughput") {
+        let compiled = suite.gpu().kernels(&source(Group::Single))?;
+        throughput_bench(suite, &k, "throughput", &single, &compiled)?;
+    }
+    if profile != Profile::Quick && suite.wants("ieee") {
+        let compiled = suite.gpu().kernels(&source(Group::Ieee))?;
+        ieee_bench(suite, &k, &ieee, &compiled)?;
+    }
+    if profile == Profile::Full {
+        for op in OPS {
+            let name = format!("sweep/{}", op.name);
+            if suite.wants(&name) {
+                sweep_bench(suite, &k, &name, op)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn make_latency(gpu: &Gpu, compiled: &CompiledKernels, op: Op) -> Result<Latency> {
+    Ok(Latency {
+        op,
+        f: compiled.function(&format!("inst_lat_{}", op.name))?,
+        rounds: latency_rounds(&op),
+        probe: Probe::new(gpu)?,
+    })
+}
+
+/// The largest of [`REGRESSION_WARPS`] at which `f` is resident, with its residency.
+fn widest_residency(gpu: &GpuIdentity, f: &CudaFunction) -> Result<Option<Residency>> {
+    for w in REGRESSION_WARPS {
+        let r = Residency::new(w, gpu.warp_size);
+        if r.fits(f, 0)? {
+            return Ok(Some(r));
+        }
+    }
+    Ok(None)
+}
+
+fn make_throughput(gpu: &Gpu, compiled: &CompiledKernels, op: Op, ilp: u32) -> Result<Option<Throughput>> {
+    let identity = gpu.identity();
+    let f = compiled.function(&format!("inst_thr_{}_ilp{ilp}", op.name))?;
+    let fold =
+        compiled.function("inst_fold").or_else(|_| gpu.kernels(&kernels::INSTRUCTIONS)?.function("inst_fold"))?;
+    let Some(residency) = widest_residency(identity, &f)? else {
+        return Ok(None);
+    };
+    let lim = limit(identity, &op);
+    Ok(Some(Throughput {
+        op,
+        rounds: rounds_for(identity, &op, &residency, lim),
+        f,
+        residency,
+        windows: SmWindows::new(gpu, fold)?,
+        limit: lim,
+    }))
+}
+
+fn run_latency(gpu: &Gpu, k: &Kernels, l: &mut Latency, iters: u64) -> Result<(f64, Option<KernelClock>)> {
+    l.probe.reset_counters(gpu)?;
+    for _ in 0..iters {
+        k.latency(gpu, l)?;
+    }
+    let r = l.probe.read(gpu)?;
+    Ok((cycles_per_op(r.cycles, r.count), r.clock()))
+}
+
+fn run_throughput(
+    gpu: &Gpu,
+    k: &Kernels,
+    t: &mut Throughput,
+    timer: &EventTimer,
+    iters: u64,
+) -> Result<(f64, f64, Option<KernelClock>)> {
+    let Throughput { op, f, residency, rounds, windows, .. } = t;
+    let work = throughput_work(gpu.identity(), op, residency, *rounds);
+    let what = format!("instructions/{}", op.name);
+    let (elapsed, totals) = per_sm::sample(gpu, windows, timer, iters, work, &what, |gpu, w| {
+        k.throughput(gpu, op, f, residency, *rounds, w)
+    })?;
+    let rate = totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN);
+    Ok((elapsed, rate, totals.clock()))
+}
+
+fn latency_bench(suite: &mut Suite, k: &Kernels, name: &str, ops: &[Op], compiled: &CompiledKernels) -> Result<()> {
+    let gpu = suite.gpu();
+    let mut lats = ops.iter().map(|o| make_latency(gpu, compiled, *o)).collect::<Result<Vec<_>>>()?;
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut bench = Bench::new(name).param("warps", 1).kernels(&[&compiled.provenance]);
+    for l in &lats {
+        bench = bench
+            .param(&format!("{}_ops_per_launch", l.op.name), l.rounds as u64 * latency_ops_per_round(&l.op) as u64);
+        bench = bench.metric(l.op.name, "cycles", Better::Lower, ClockDomain::Sm);
+    }
+    suite.bench(bench, |gpu, iters| {
+        timer.start()?;
+        let mut values = Vec::with_capacity(lats.len());
+        let mut clock = None;
+        for l in lats.iter_mut() {
+            let (v, c) = run_latency(gpu, k, l, iters)?;
+            values.push(v);
+            clock = merge_clock(clock, c);
+        }
+        Ok(Sample::clocked(timer.stop_ns()?, values, clock))
+    })
+}
+
+fn throughput_bench(suite: &mut Suite, k: &Kernels, name: &str, ops: &[Op], compiled: &CompiledKernels) -> Result<()> {
+    let gpu = suite.gpu();
+    let mut thrs = Vec::new();
+    for op in ops {
+        if let Some(t) = make_throughput(gpu, compiled, *op, REGRESSION_ILP)? {
+            thrs.push(t);
+        }
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut bench = Bench::new(name).param("ilp", REGRESSION_ILP).kernels(&[&compiled.provenance]);
+    for t in &thrs {
+        bench = bench.param(&format!("{}_warps_per_sm", t.op.name), t.residency.warps_per_sm).metric(
+            t.op.name,
+            "op/clk/SM",
+            Better::Higher,
+            ClockDomain::Sm,
+        );
+        if let Some(l) = t.limit {
+            bench = bench.param(&format!("{}_limit", t.op.name), l).metric(
+                format!("{}_efficiency", t.op.name),
+                "%",
+                Better::Higher,
+                ClockDomain::Sm,
+            );
+        }
+    }
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::new();
+        let mut elapsed = 0.0;
+        let mut clock = None;
+        for t in thrs.iter_mut() {
+            let (e, rate, c) = run_throughput(gpu, k, t, &timer, iters)?;
+            elapsed += e;
+            clock = merge_clock(clock, c);
+            values.push(rate);
+            if let Some(l) = t.limit {
+                values.push(limits::efficiency_percent(rate, Some(l)));
+            }
+        }
+        Ok(Sample::clocked(elapsed, values, clock))
+    })
+}
+
+fn ieee_bench(suite: &mut Suite, k: &Kernels, ops: &[Op], compiled: &CompiledKernels) -> Result<()> {
+    let gpu = suite.gpu();
+    let mut lats = ops.iter().map(|o| make_latency(gpu, compiled, *o)).collect::<Result<Vec<_>>>()?;
+    let mut thrs = Vec::new();
+    for op in ops {
+        if let Some(t) = make_throughput(gpu, compiled, *op, REGRESSION_ILP)? {
+            thrs.push(t);
+        }
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut bench = Bench::new("ieee").param("ilp", REGRESSION_ILP).kernels(&[&compiled.provenance]);
+    for l in &lats {
+        bench = bench.metric(format!("{}_latency", l.op.name), "cycles", Better::Lower, ClockDomain::Sm);
+    }
+    for t in &thrs {
+        bench = bench.param(&format!("{}_warps_per_sm", t.op.name), t.residency.warps_per_sm).metric(
+            format!("{}_throughput", t.op.name),
+            "op/clk/SM",
+            Better::Higher,
+            ClockDomain::Sm,
+        );
+    }
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::new();
+        let mut clock = None;
+        timer.start()?;
+        for l in lats.iter_mut() {
+            let (v, c) = run_latency(gpu, k, l, iters)?;
+            values.push(v);
+            clock = merge_clock(clock, c);
+        }
+        let mut elapsed = timer.stop_ns()?;
+        for t in thrs.iter_mut() {
+            let (e, rate, c) = run_throughput(gpu, k, t, &timer, iters)?;
+            elapsed += e;
+            clock = merge_clock(clock, c);
+            values.push(rate);
+        }
+        Ok(Sample::clocked(elapsed, values, clock))
+    })
+}
+
+fn sweep_bench(suite: &mut Suite, k: &Kernels, name: &str, op: Op) -> Result<()> {
+    let gpu = suite.gpu();
+    let identity = gpu.identity().clone();
+    let regression = gpu.kernels(&source(op.group))?;
+    let sweep = gpu.kernels(&kernels::INSTRUCTIONS_SWEEP)?;
+    let fold = gpu.kernels(&kernels::INSTRUCTIONS)?.function("inst_fold")?;
+    let lim = limit(&identity, &op);
+    let mut points = Vec::new();
+    for ilp in SWEEP_ILPS {
+        let kernel = format!("inst_thr_{}_ilp{ilp}", op.name);
+        let f = regression.function(&kernel).or_else(|_| sweep.function(&kernel))?;
+        for warps in SWEEP_WARPS {
+            let residency = Residency::new(warps, identity.warp_size);
+            if residency.fits(&f, 0)? {
+                let t = Throughput {
+                    op,
+                    f: f.clone(),
+                    residency,
+                    rounds: rounds_for(&identity, &op, &residency, lim),
+                    windows: SmWindows::new(gpu, fold.clone())?,
+                    limit: lim,
+                };
+                points.push((ilp, t));
+            }
+        }
+    }
+    if points.is_empty() {
+        return Ok(());
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut bench = Bench::new(name).kernels(&[&regression.provenance, &sweep.provenance]);
+    if let Some(l) = lim {
+        bench = bench.param("limit", l);
+    }
+    for (ilp, t) in &points {
+        bench = bench.metric(
+            format!("ilp={ilp}/warps={}", t.residency.warps_per_sm),
+            "op/clk/SM",
+            Better::Higher,
+            ClockDomain::Sm,
+        );
+    }
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::with_capacity(points.len());
+        let mut elapsed = 0.0;
+        let mut clock = None;
+        for (_, t) in points.iter_mut() {
+            let (e, rate, c) = run_throughput(gpu, k, t, &timer, iters)?;
+            elapsed += e;
+            clock = merge_clock(clock, c);
+            values.push(rate);
+        }
+        Ok(Sample::clocked(elapsed, values, clock))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_encode_as_the_kernels_decode_them() {
+        assert_eq!(Value::F32(1.0).bits(), 0x3f80_0000);
+        assert_eq!(Value::F64(1.0).bits(), 0x3ff0_0000_0000_0000);
+        assert_eq!(Value::F16x2(H_1).bits(), 0x3c00_3c00);
+        assert_eq!(Value::U32(7).bits(), 7);
+    }
+
+    #[test]
+    fn half_constants_are_the_documented_values() {
+        fn half(h: u16) -> f64 {
+            let (s, e, m) = ((h >> 15) as i32, ((h >> 10) & 0x1f) as i32, (h & 0x3ff) as f64);
+            let v = if e == 0 { m / 1024.0 * 2f64.powi(-14) } else { (1.0 + m / 1024.0) * 2f64.powi(e - 15) };
+            if s == 1 { -v } else { v }
+        }
+        assert!((half(H_0999) - 0.999).abs() < 5e-4);
+        assert!((half(H_0001) - 0.001).abs() < 1e-6);
+        assert_eq!(half(H_1), 1.0);
+    }
+
+    #[test]
+    fn op_names_are_unique_and_ieee_ops_have_no_limit() {
+        let mut names: Vec<_> = OPS.iter().map(|o| o.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), OPS.len());
+        let g = crate::families::test_identity();
+        for o in OPS.iter().filter(|o| o.group == Group::Ieee) {
+            assert_eq!(limit(&g, o), None, "{}", o.name);
+        }
+        let fma = OPS.iter().find(|o| o.name == "fp32_fma").unwrap();
+        assert_eq!(limit(&g, fma), Some(128.0));
+    }
+
+    #[test]
+    fn results_count_warps_rounds_body_and_half2_pairs() {
+        let g = crate::families::test_identity();
+        let r = Residency::new(64, 32);
+        let fma = OPS.iter().find(|o| o.name == "fp32_fma").unwrap();
+        // 132 SMs x 64 warps x 10 rounds x 512 ops x 32 lanes
+        assert_eq!(throughput_work(&g, fma, &r, 10), 132 * 64 * 10 * 512 * 32);
+        let h = OPS.iter().find(|o| o.name == "fp16x2_fma").unwrap();
+        assert_eq!(throughput_work(&g, h, &r, 10), 132 * 64 * 10 * 256 * 2 * 32);
+    }
+
+    #[test]
+    fn ops_per_clock_per_sm_at_the_limit_is_100_percent() {
+        // An SM that retires 512 FFMA x 32 lanes x 64 warps in 8192 cycles does 128 op/clk.
+        let work = 512u64 * 32 * 64;
+        let rate = work as f64 / 8192.0;
+        assert_eq!(rate, 128.0);
+        assert_eq!(limits::efficiency_percent(rate, Some(128.0)), 100.0);
+    }
+
+    #[test]
+    fn latency_launches_chain_a_fixed_number_of_ops() {
+        for o in OPS {
+            let ops = latency_rounds(&o) * latency_ops_per_round(&o);
+            assert_eq!(ops, if o.group == Group::Ieee { 512 } else { 4096 }, "{}", o.name);
+        }
+        assert_eq!(cycles_per_op(16_384, 4096), 4.0);
+        assert!(cycles_per_op(1, 0).is_nan());
+    }
+
+    #[test]
+    fn throughput_rounds_fill_the_target_cycles() {
+        let g = crate::families::test_identity();
+        let r = Residency::new(64, 32);
+        let fma = OPS.iter().find(|o| o.name == "fp32_fma").unwrap();
+        // 2^18 cycles x 128 op/clk / (64 warps x 512 ops x 32 lanes) = 32 rounds
+        assert_eq!(rounds_for(&g, fma, &r, Some(128.0)), 32);
+    }
+
+    /// (BODY, LAT, RESULTS) of each op as the kernel source declares it.
+    fn declared(op: &str) -> (u32, u32, u32) {
+        let text = kernels::INSTRUCTIONS.text;
+        if op == "int32_add" {
+            let s = &text[text.find("struct op_int32_add").unwrap()..];
+            let e = &s[s.find("enum {").unwrap()..];
+            let num = |k: &str| {
+                e[e.find(k).unwrap() + k.len()..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+            };
+            return (num("BODY = "), num("LAT = "), num("RESULTS = "));
+        }
+        if op == "sfu_rcp" {
+            let s = &text[text.find("struct op_sfu_rcp").unwrap()..];
+            let args: Vec<u32> = s[s.find("GB_OP_COMMON(float, ").unwrap() + 20..]
+                .split(')')
+                .next()
+                .unwrap()
+                .split(", ")
+                .map(|x| x.trim().parse().unwrap())
+                .collect();
+            return (args[0], args[1], args[2]);
+        }
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("GB_OP") && l.contains(&format!("({op},")))
+            .unwrap_or_else(|| panic!("no declaration of {op}"));
+        let args: Vec<&str> = line[line.find('(').unwrap() + 1..].split(", ").collect();
+        let body = args[3].parse().unwrap();
+        let lat = args[4].parse().unwrap();
+        // GB_OP3 / GB_OP2A / GB_OP2B carry RESULTS; GB_OPDIV / GB_OP1 have one result
+        let results =
+            if line.starts_with("GB_OP3") || line.starts_with("GB_OP2") { args[5].parse().unwrap() } else { 1 };
+        (body, lat, results)
+    }
+
+    #[test]
+    fn host_counts_match_the_kernel_declarations() {
+        for o in OPS {
+            let (body, lat, results) = declared(o.name);
+            assert_eq!(throughput_body(&o), (body, results), "{}", o.name);
+            assert_eq!(latency_ops_per_round(&o), lat, "{}", o.name);
+            // rounds of every ILP split evenly
+            for ilp in SWEEP_ILPS {
+                let per_step = if o.name == "int32_add" { 2 } else { 1 };
+                assert_eq!(body % (ilp * per_step), 0, "{} at ILP {ilp}", o.name);
+            }
+        }
+    }
+}

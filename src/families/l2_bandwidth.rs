@@ -1,0 +1,337 @@
+//! L2 read bandwidth (seed 002 section III): `ld.global.cg` streams over a footprint the L2
+//! holds, GPU-wide GB/s over the launch's span (first warp start to last warp end, one
+//! %globaltimer) and bytes per SM clock; and its scaling with the number of blocks. Under the
+//! full profile, a footprint sweep from 1 MiB to beyond the L2 and a finer block sweep.
+//! Kernels: `kernels/l2_bandwidth.cu`.
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::per_sm::{self, SmTotals, SmWindows};
+use super::search;
+use super::sm_bandwidth::merge_clock;
+use super::{full_grid, size_label};
+use crate::device::{CompiledKernels, EventTimer, Gpu};
+use crate::error::{CudaResultExt, Result};
+use crate::harness::{Bench, Profile, Sample, Suite};
+use crate::kernels;
+use crate::results::{Better, ClockDomain, GpuIdentity};
+
+/// Threads per block.
+pub const THREADS: u32 = 256;
+/// ILPs the search tries.
+pub const SEARCH_ILPS: [u32; 3] = [2, 4, 8];
+/// GPU-wide bytes per SM per clock assumed for sizing launches (about twice what L2 delivers, so
+/// launches last about twice [`TARGET_NS`]).
+pub const SIZING_BYTES_PER_CLK_PER_SM: f64 = 64.0;
+/// Wall time one launch aims at at the sizing rate.
+pub const TARGET_NS: f64 = 100_000.0;
+/// Bit pattern no result is compared equal to in practice.
+pub const SENTINEL: u32 = 0x9e37_79b9;
+
+/// Footprint of the regression set: the largest power of two at most a quarter of the L2, so
+/// that it stays resident whatever the L2's partitioning and replacement.
+pub fn regression_footprint(gpu: &GpuIdentity) -> u64 {
+    let quarter = (gpu.l2_bytes / 4).max(1 << 16);
+    1 << (63 - quarter.leading_zeros())
+}
+
+/// Footprints of the full sweep: powers of two from 1 MiB to the first at least four L2s.
+pub fn sweep_footprints(gpu: &GpuIdentity) -> Vec<u64> {
+    let top = (4 * gpu.l2_bytes).next_power_of_two().max(1 << 21);
+    std::iter::successors(Some(1u64 << 20), |s| (*s < top).then_some(s * 2)).collect()
+}
+
+/// Block counts of the scaling benchmark: one block, a quarter, half, one and two blocks per SM,
+/// and the full grid (`full` blocks), without duplicates.
+pub fn regression_blocks(sm_count: u32, full: u32) -> Vec<u32> {
+    let mut v = vec![1, (sm_count / 4).max(1), (sm_count / 2).max(1), sm_count, 2 * sm_count, full];
+    v.retain(|b| *b <= full);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Block counts of the full sweep: powers of two up to the full grid, the SM multiples, the full grid.
+pub fn sweep_blocks(sm_count: u32, full: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = std::iter::successors(Some(1u32), |b| Some(b * 2)).take_while(|b| *b < full).collect();
+    v.extend((1..=full / sm_count.max(1)).map(|k| k * sm_count));
+    v.push(full);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Iterations per launch so that `threads` threads at ILP `ilp` move about `target_bytes`.
+pub fn iters_for(target_bytes: f64, threads: u64, ilp: u32) -> u32 {
+    (target_bytes / (threads as f64 * ilp as f64 * 16.0)).ceil().clamp(1.0, u32::MAX as f64) as u32
+}
+
+/// The three metrics of a sample: GPU-wide GB/s, GPU-wide bytes per SM clock, median bytes per
+/// clock per SM.
+pub fn metrics(t: &SmTotals) -> [f64; 3] {
+    [
+        t.gpu_rate_per_s().map(|r| r / 1e9).unwrap_or(f64::NAN),
+        t.gpu_rate_per_clock().unwrap_or(f64::NAN),
+        t.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN),
+    ]
+}
+
+struct Reader {
+    compiled: std::sync::Arc<CompiledKernels>,
+    fold: CudaFunction,
+    buf: CudaSlice<u8>,
+    sink: CudaSlice<u32>,
+    warp_size: u32,
+    target_bytes: f64,
+    max_blocks: u32,
+}
+
+/// One launch shape: kernel, grid, footprint, iterations.
+struct Shape {
+    f: CudaFunction,
+    ilp: u32,
+    blocks: u32,
+    vectors: u32,
+    iters: u32,
+}
+
+impl Reader {
+    fn shape(&self, ilp: u32, blocks: u32, footprint: u64) -> Result<Shape> {
+        let threads = blocks as u64 * THREADS as u64;
+        let full_threads = self.max_blocks as u64 * THREADS as u64;
+        Ok(Shape {
+            f: self.compiled.function(&format!("l2_read_ilp{ilp}"))?,
+            ilp,
+            blocks,
+            vectors: (footprint / 16) as u32,
+            // per-thread work of the full grid, so that small grids run as long per thread
+            iters: iters_for(self.target_bytes, full_threads.max(threads), ilp),
+        })
+    }
+
+    fn work(&self, s: &Shape) -> u64 {
+        s.blocks as u64 * THREADS as u64 / self.warp_size as u64 * s.iters as u64 * s.ilp as u64 * 32 * 16
+    }
+
+    fn launch(&self, gpu: &Gpu, s: &Shape, w: &SmWindows) -> Result<()> {
+        let cfg = LaunchConfig { grid_dim: (s.blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+        let vmask = s.vectors - 1;
+        let slots = w.slots();
+        // SAFETY: l2_read_ilp<k>(const uint4*, u32 vmask, u32, gb_sm_window*, u32, u32*, u32);
+        // every index is masked into the footprint, which lies inside `buf`; the sink holds a
+        // word per thread of the full grid.
+        unsafe {
+            gpu.stream()
+                .launch_builder(&s.f)
+                .arg(&self.buf)
+                .arg(&vmask)
+                .arg(&s.iters)
+                .arg(w.buffer())
+                .arg(&slots)
+                .arg(&self.sink)
+                .arg(&SENTINEL)
+                .launch(cfg)
+        }
+        .cuda_context(|| "launching l2_read".into())?;
+        Ok(())
+    }
+
+    /// GB/s of one launch (after one warm launch), for the search.
+    fn measure(&self, gpu: &Gpu, s: &Shape, w: &mut SmWindows) -> Result<f64> {
+        self.launch(gpu, s, w)?;
+        w.reset(gpu)?;
+        self.launch(gpu, s, w)?;
+        w.fold(gpu)?;
+        Ok(metrics(&w.read(gpu)?)[0])
+    }
+}
+
+/// The L2 family: `l2_bandwidth/read` and `l2_bandwidth/scaling` at a footprint of a quarter of
+/// the L2; under the full profile also `l2_bandwidth/footprint` and `l2_bandwidth/scaling_sweep`.
+pub fn run(suite: &mut Suite) -> Result<()> {
+    let profile = suite.profile();
+    let names: &[&str] = match profile {
+        Profile::Quick => &["read"],
+        Profile::Default => &["read", "scaling"],
+        Profile::Full => &["read", "scaling", "footprint", "scaling_sweep"],
+    };
+    if !names.iter().any(|n| suite.wants(n)) {
+        return Ok(());
+    }
+    let gpu = suite.gpu();
+    let identity = gpu.identity().clone();
+    let compiled = gpu.kernels(&kernels::L2_BANDWIDTH)?;
+    let max_footprint = *sweep_footprints(&identity).last().unwrap_or(&(1 << 21));
+    let buf = gpu.alloc_zeros::<u8>(max_footprint as usize, "the L2 footprint")?;
+    let fill = compiled.function("l2_fill")?;
+    let n = (max_footprint / 16) as u32;
+    // SAFETY: l2_fill(uint4*, u32) writes n vectors of `buf`.
+    unsafe { gpu.stream().launch_builder(&fill).arg(&buf).arg(&n).launch(full_grid(&identity, 256)) }
+        .cuda_context(|| "launching l2_fill".into())?;
+    let full = full_grid(&identity, THREADS).grid_dim.0;
+    let reader = Reader {
+        fold: compiled.function("l2_fold")?,
+        compiled,
+        buf,
+        sink: gpu.alloc_zeros::<u32>(full as usize * THREADS as usize, "the result sink")?,
+        warp_size: identity.warp_size,
+        target_bytes: SIZING_BYTES_PER_CLK_PER_SM
+            * identity.sm_count as f64
+            * identity.sm_clock_max_khz as f64
+            * 1e3
+            * TARGET_NS
+            * 1e-9,
+        max_blocks: full,
+    };
+    let footprint = regression_footprint(&identity);
+    let mut windows = SmWindows::new(gpu, reader.fold.clone())?;
+    let shapes = SEARCH_ILPS.iter().map(|&ilp| reader.shape(ilp, full, footprint)).collect::<Result<Vec<_>>>()?;
+    let (trials, best) = search::run_and_choose("l2_bandwidth/read", &SEARCH_ILPS, 3, 0.005, |ilp| {
+        let s = &shapes[SEARCH_ILPS.iter().position(|i| i == ilp).unwrap_or(0)];
+        reader.measure(gpu, s, &mut windows)
+    })?;
+    let ilp = trials[best].config;
+    let search_json = search::to_json(&trials, |i| format!("ilp={i}"));
+
+    if suite.wants("read") {
+        let s = reader.shape(ilp, full, footprint)?;
+        let bench = Bench::new("read")
+            .param("footprint_bytes", footprint)
+            .param("ilp", ilp)
+            .param("threads_per_block", THREADS)
+            .param("blocks", full)
+            .param("iters_per_launch", s.iters)
+            .param("config", format!("ilp={ilp}"))
+            .param("search", search_json)
+            .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
+            .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
+            .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
+        points_bench(suite, &reader, bench, vec![(None, s)], true)?;
+    }
+    let scaling: Vec<(&str, Vec<u32>, Vec<u64>)> = match profile {
+        Profile::Quick => vec![],
+        Profile::Default => vec![("scaling", regression_blocks(identity.sm_count, full), vec![footprint])],
+        Profile::Full => vec![
+            ("scaling", regression_blocks(identity.sm_count, full), vec![footprint]),
+            ("scaling_sweep", sweep_blocks(identity.sm_count, full), vec![footprint]),
+            ("footprint", vec![full], sweep_footprints(&identity)),
+        ],
+    };
+    for (name, blocks, footprints) in scaling {
+        if !suite.wants(name) {
+            continue;
+        }
+        let mut bench = Bench::new(name).param("ilp", ilp).param("threads_per_block", THREADS);
+        let mut points = Vec::new();
+        for &fp in &footprints {
+            for &b in &blocks {
+                let label = if footprints.len() > 1 { size_label(fp) } else { format!("blocks={b}") };
+                bench = bench.metric(label.clone(), "GB/s", Better::Higher, ClockDomain::Sm);
+                points.push((Some(label), reader.shape(ilp, b, fp)?));
+            }
+        }
+        if footprints.len() == 1 {
+            bench = bench.param("footprint_bytes", footprints[0]);
+        } else {
+            bench = bench.param("blocks", full);
+        }
+        points_bench(suite, &reader, bench, points, false)?;
+    }
+    Ok(())
+}
+
+/// One benchmark over several launch shapes; with `all_metrics` one shape reports the three
+/// metrics of [`metrics`], otherwise each shape reports its GB/s.
+fn points_bench(
+    suite: &mut Suite,
+    reader: &Reader,
+    bench: Bench,
+    points: Vec<(Option<String>, Shape)>,
+    all_metrics: bool,
+) -> Result<()> {
+    let gpu = suite.gpu();
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut runs = points
+        .into_iter()
+        .map(|(_, s)| Ok((SmWindows::new(gpu, reader.fold.clone())?, s)))
+        .collect::<Result<Vec<_>>>()?;
+    let bench = bench.kernels(&[&reader.compiled.provenance]);
+    suite.bench(bench, |gpu, iters| {
+        let mut values = Vec::new();
+        let mut elapsed = 0.0;
+        let mut clock = None;
+        for (w, s) in runs.iter_mut() {
+            let work = reader.work(s);
+            let (t, totals) =
+                per_sm::sample(gpu, w, &timer, iters, work, "l2_bandwidth", |gpu, w| reader.launch(gpu, s, w))?;
+            elapsed += t;
+            clock = merge_clock(clock, totals.clock());
+            let m = metrics(&totals);
+            if all_metrics {
+                values.extend(m);
+            } else {
+                values.push(m[0]);
+            }
+        }
+        Ok(Sample::clocked(elapsed, values, clock))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_footprint_is_a_power_of_two_within_a_quarter_of_the_l2() {
+        let mut g = crate::families::test_identity();
+        g.l2_bytes = 50 << 20;
+        assert_eq!(regression_footprint(&g), 8 << 20);
+        g.l2_bytes = 60 << 20;
+        assert_eq!(regression_footprint(&g), 8 << 20);
+        g.l2_bytes = 40 << 20;
+        assert_eq!(regression_footprint(&g), 8 << 20);
+        g.l2_bytes = 6 << 20;
+        assert_eq!(regression_footprint(&g), 1 << 20);
+    }
+
+    #[test]
+    fn footprint_sweep_reaches_four_l2s() {
+        let g = crate::families::test_identity();
+        let f = sweep_footprints(&g);
+        assert_eq!(f.first(), Some(&(1 << 20)));
+        assert_eq!(f.last(), Some(&(256 << 20)));
+        assert!(f.windows(2).all(|w| w[1] == 2 * w[0]));
+    }
+
+    #[test]
+    fn block_counts_are_sorted_distinct_and_end_at_the_full_grid() {
+        assert_eq!(regression_blocks(132, 1056), vec![1, 33, 66, 132, 264, 1056]);
+        assert_eq!(regression_blocks(2, 16), vec![1, 2, 4, 16]);
+        let s = sweep_blocks(132, 1056);
+        assert_eq!(s.first(), Some(&1));
+        assert_eq!(s.last(), Some(&1056));
+        assert!(s.contains(&512) && s.contains(&132) && s.contains(&924));
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn iterations_cover_the_target_bytes() {
+        // 1056 blocks x 256 threads x ILP 4 x 16 B = 17.3 MB per iteration
+        assert_eq!(iters_for(1.0e9, 1056 * 256, 4), 58);
+        assert_eq!(iters_for(1.0, 1056 * 256, 4), 1);
+    }
+
+    #[test]
+    fn metrics_are_gpu_wide_and_per_sm() {
+        // two SMs at 2 GHz: 4000 cycles / 2000 ns each; 1 MB over a 2000 ns GPU-wide span
+        let mut w = vec![0u64; 3 * 4];
+        w[0..4].copy_from_slice(&[4000, 2000, 500_000, 1]);
+        w[4..8].copy_from_slice(&[4000, 2000, 500_000, 1]);
+        w[8..12].copy_from_slice(&[0, 2000, 1_000_000, 1]);
+        let t = SmTotals::from_words(&w, 2).unwrap();
+        let [gbps, per_clk, per_sm] = metrics(&t);
+        assert!((gbps - 500.0).abs() < 1e-9);
+        assert!((per_clk - 250.0).abs() < 1e-9);
+        assert_eq!(per_sm, 125.0);
+    }
+}
