@@ -84,7 +84,11 @@ pub fn compile(source: &KernelSource, arch: &str) -> Result<Compiled> {
 
 /// Compiles `source` and loads its machine code into `ctx`.
 pub(super) fn compile_and_load(ctx: &Arc<CudaContext>, source: &KernelSource, arch: &str) -> Result<CompiledKernels> {
-    let compiled = compile(source, arch)?;
+    load(ctx, source, compile(source, arch)?)
+}
+
+/// Loads machine code compiled earlier into `ctx`.
+pub(super) fn load(ctx: &Arc<CudaContext>, source: &KernelSource, compiled: Compiled) -> Result<CompiledKernels> {
     let module = ctx
         .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))
         .map_err(|e| Error::cuda(format!("loading the machine code of {}", source.file_name()), e))?;

@@ -70,6 +70,23 @@ pub fn uuid_without_context(ordinal: usize) -> Result<String> {
     Ok(identity::format_uuid(&uuid.bytes.map(|b| b as u8)))
 }
 
+/// The NVRTC target of GPU `ordinal` ("sm_90"), read without creating a CUDA context.
+pub fn arch_without_context(ordinal: usize) -> Result<String> {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    preflight()?;
+    let dev = cudarc::driver::result::device::get(ordinal as i32).cuda_context(|| format!("finding GPU {ordinal}"))?;
+    let attr = |a: A| {
+        // SAFETY: a valid device handle and attribute.
+        unsafe { cudarc::driver::result::device::get_attribute(dev, a) }
+            .cuda_context(|| "reading the compute capability".into())
+    };
+    Ok(format!(
+        "sm_{}{}",
+        attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?
+    ))
+}
+
 /// One opened GPU: its context, the stream all benchmarks use, its identity and the kernels
 /// compiled for it so far (each source is compiled once per process).
 pub struct Gpu {
@@ -134,6 +151,15 @@ impl Gpu {
         let compiled = Arc::new(compile::compile_and_load(&self.ctx, source, &self.identity.arch())?);
         cache.insert(source.name, compiled.clone());
         Ok(compiled)
+    }
+
+    /// Loads `compiled` (from [`compile`], done before the GPU was opened) as the module of
+    /// `source`, so that later [`Gpu::kernels`] calls find it.
+    pub fn load_compiled(&self, source: &KernelSource, compiled: Compiled) -> Result<Arc<CompiledKernels>> {
+        let loaded = Arc::new(compile::load(&self.ctx, source, compiled)?);
+        let mut cache = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        cache.insert(source.name, loaded.clone());
+        Ok(loaded)
     }
 
     /// Provenance of every kernel source compiled so far.

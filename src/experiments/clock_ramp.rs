@@ -1,7 +1,9 @@
 //! The SM clock ramping up after the GPU sat idle, seen through an L2-hit pointer chase: the
 //! raw latency in ns moves with the clock while the latency in cycles (the normalised figure)
-//! holds. Nothing about the card's settings is touched: the process idles without a CUDA
-//! context while NVML watches the clock, then opens the GPU and launches back to back.
+//! holds. Nothing about the card's settings is touched: the kernels are compiled first (NVRTC
+//! needs no GPU), the process idles without a CUDA context while NVML watches the clock, then
+//! opens the GPU and launches at once, back to back. The first lap of the chase misses in L2
+//! and is marked cold; the others hit.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,6 @@ use crate::device::Gpu;
 use crate::error::{CudaResultExt, Result};
 use crate::families::SINGLE_THREAD;
 use crate::families::latency::{CacheOp, Chaser};
-use crate::harness::Probe;
 use crate::results::Summary;
 use crate::telemetry::{Sampler, summarize};
 
@@ -31,7 +32,7 @@ pub struct RampSettings {
 
 impl Default for RampSettings {
     fn default() -> Self {
-        RampSettings { idle: Duration::from_secs(3), launches: 400, steps: 1024, footprint_bytes: 1 << 20 }
+        RampSettings { idle: Duration::from_secs(3), launches: 400, steps: 256, footprint_bytes: 32 << 10 }
     }
 }
 
@@ -50,6 +51,9 @@ pub struct RampPoint {
     pub ns_per_access: f64,
     /// Normalised latency, cycles per access.
     pub cycles_per_access: f64,
+    /// Whether the launch made first-lap (cold) accesses.
+    #[serde(default)]
+    pub cold: bool,
 }
 
 /// The whole trace and its settings.
@@ -61,9 +65,11 @@ pub struct RampTrace {
     pub idle_ms: u64,
     /// Median SM clock NVML reported during the idle period, MHz.
     pub idle_nvml_mhz: Option<f64>,
-    /// Time from the end of the idle period to the first launch (context, compilation,
-    /// set-up), ms.
+    /// Time from the end of the idle period to the first launch (context, module, set-up), ms.
     pub setup_ms: f64,
+    /// NVML's SM clock from the end of the idle period on: (ms since then, MHz).
+    #[serde(default)]
+    pub nvml_after_idle: Vec<(f64, f64)>,
     /// Steps per launch.
     pub steps: u32,
     /// One point per launch.
@@ -92,6 +98,7 @@ pub struct RampSummary {
 /// Runs the experiment on GPU `ordinal`.
 pub fn run(ordinal: usize, settings: RampSettings) -> Result<RampTrace> {
     let uuid = crate::device::uuid_without_context(ordinal)?;
+    let compiled = crate::device::compile(&crate::kernels::LATENCY, &crate::device::arch_without_context(ordinal)?)?;
     let sampler = Sampler::start(&uuid, Duration::from_millis(5));
     let idle_start = Instant::now();
     std::thread::sleep(settings.idle);
@@ -99,15 +106,12 @@ pub fn run(ordinal: usize, settings: RampSettings) -> Result<RampTrace> {
     let idle_nvml_mhz = sampler.window(idle_start, idle_end).and_then(|t| t.sm_mhz);
     let gpu = Gpu::open(ordinal)?;
     let gpu = &gpu;
+    gpu.load_compiled(&crate::kernels::LATENCY, compiled)?;
     let chaser = Chaser::new(gpu)?;
     let arr = chaser.array(gpu, settings.footprint_bytes, 128)?;
     let f = chaser.function(CacheOp::Cg)?;
-    let warm_probe = Probe::new(gpu)?;
-    chaser.warm(gpu, &f, &arr, u64::MAX, &warm_probe)?;
     let probes = gpu.alloc_zeros::<u64>(4 * settings.launches, "the per-launch probes")?;
-    gpu.synchronize("the set-up")?;
     let t0 = Instant::now();
-    let setup_ms = (t0 - idle_end).as_secs_f64() * 1e3;
     for i in 0..settings.launches {
         let slot = probes.slice(4 * i..4 * i + 4);
         let zero = 0u32;
@@ -125,8 +129,15 @@ pub fn run(ordinal: usize, settings: RampSettings) -> Result<RampTrace> {
     }
     let raw = gpu.download(&probes, "the per-launch probes")?;
     let t_end = Instant::now();
+    std::thread::sleep(Duration::from_millis(50));
     let readings = sampler.readings();
     drop(sampler);
+    let nvml_after_idle = readings
+        .iter()
+        .filter(|r| r.at >= idle_end && r.at <= t_end)
+        .filter_map(|r| r.sm_mhz.map(|m| ((r.at - idle_end).as_secs_f64() * 1e3, m)))
+        .collect();
+    let lap = arr.lap();
     let total_ns: f64 = (0..settings.launches).map(|i| raw[4 * i + 1] as f64).sum();
     let mut elapsed_ns = 0.0;
     let mut points = Vec::with_capacity(settings.launches);
@@ -144,25 +155,27 @@ pub fn run(ordinal: usize, settings: RampSettings) -> Result<RampTrace> {
             nvml_mhz,
             ns_per_access: ns / count.max(1.0),
             cycles_per_access: cycles / count.max(1.0),
+            cold: (i as u64) * (settings.steps as u64) < lap,
         });
     }
     Ok(RampTrace {
         gpu: gpu.identity().name.clone(),
         idle_ms: settings.idle.as_millis() as u64,
         idle_nvml_mhz,
-        setup_ms,
+        setup_ms: (t0 - idle_end).as_secs_f64() * 1e3,
+        nvml_after_idle,
         steps: settings.steps,
         points,
     })
 }
 
-/// How far the raw and normalised figures moved over the trace.
+/// How far the raw and normalised figures moved over the warm (L2-hit) launches of the trace.
 pub fn summarize_trace(trace: &RampTrace) -> Option<RampSummary> {
-    let pts = &trace.points;
-    let slowest = pts.iter().min_by(|a, b| a.kernel_mhz.total_cmp(&b.kernel_mhz))?;
-    let fastest = pts.iter().max_by(|a, b| a.kernel_mhz.total_cmp(&b.kernel_mhz))?;
+    let pts: Vec<&RampPoint> = trace.points.iter().filter(|p| !p.cold).collect();
+    let slowest = *pts.iter().min_by(|a, b| a.kernel_mhz.total_cmp(&b.kernel_mhz))?;
+    let fastest = *pts.iter().max_by(|a, b| a.kernel_mhz.total_cmp(&b.kernel_mhz))?;
     let spread = |f: &dyn Fn(&RampPoint) -> f64| {
-        let s = Summary::of(&pts.iter().map(f).collect::<Vec<_>>());
+        let s = Summary::of(&pts.iter().map(|p| f(p)).collect::<Vec<_>>());
         100.0 * (s.max / s.min - 1.0)
     };
     Some(RampSummary {
@@ -192,9 +205,18 @@ mod tests {
                 nvml_mhz: None,
                 ns_per_access: cyc / mhz * 1e3,
                 cycles_per_access: cyc,
+                cold: false,
             })
             .collect();
-        let trace = RampTrace { gpu: "x".into(), idle_ms: 0, idle_nvml_mhz: None, setup_ms: 0.0, steps: 8, points };
+        let trace = RampTrace {
+            gpu: "x".into(),
+            idle_ms: 0,
+            idle_nvml_mhz: None,
+            setup_ms: 0.0,
+            nvml_after_idle: Vec::new(),
+            steps: 8,
+            points,
+        };
         let s = summarize_trace(&trace).unwrap();
         assert_eq!((s.clock_min_mhz, s.clock_max_mhz), (345.0, 1980.0));
         assert!(s.raw_spread_pct > 400.0, "{}", s.raw_spread_pct);

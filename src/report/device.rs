@@ -67,7 +67,7 @@ pub fn info_table(gpu: &GpuIdentity, stack: &Stack, status: Option<&DeviceStatus
 pub fn ramp_table(trace: &RampTrace) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_header(vec!["launch", "ms", "kernel MHz", "NVML MHz", "ns/access", "cycles/access"]);
+    t.set_header(vec!["launch", "ms", "kernel MHz", "NVML MHz", "ns/access", "cycles/access", ""]);
     let n = trace.points.len();
     let step = n.div_ceil(25).max(1);
     for (i, p) in trace.points.iter().enumerate() {
@@ -82,6 +82,7 @@ pub fn ramp_table(trace: &RampTrace) -> Table {
             p.nvml_mhz.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into()),
             format!("{:.2}", p.ns_per_access),
             format!("{:.2}", p.cycles_per_access),
+            if p.cold { "cold lap".into() } else { String::new() },
         ]);
     }
     t

@@ -38,6 +38,11 @@ pub fn ramp(args: RampArgs) -> Result<i32> {
             trace.idle_nvml_mhz.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into()),
             trace.setup_ms
         ));
+        let nvml: Vec<String> =
+            trace.nvml_after_idle.iter().take(12).map(|(ms, mhz)| format!("{ms:.0} ms: {mhz:.0}")).collect();
+        if !nvml.is_empty() {
+            emit(format!("NVML SM clock after idling (ms since the end of idling: MHz): {}", nvml.join(", ")));
+        }
         if let Some(s) = summary {
             emit(format!(
                 "SM clock {:.0} -> {:.0} MHz: raw latency {:.1} -> {:.1} ns per access (spread {:.1}%), \
