@@ -140,6 +140,7 @@ pub fn results_document(sweeps: &Sweeps, d: &Dissection) -> ResultsDocument {
         .iter()
         .filter(|l| !l.samples.is_empty())
         .map(|l| BenchmarkResult {
+            chosen: Default::default(),
             id: format!("dissect/{}", l.name),
             family: "dissect".into(),
             params: BTreeMap::new(),

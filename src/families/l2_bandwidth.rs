@@ -197,12 +197,12 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let s = reader.shape(ilp, full, footprint)?;
         let bench = Bench::new("read")
             .param("footprint_bytes", footprint)
-            .param("ilp", ilp)
+            .chosen("ilp", ilp)
             .param("threads_per_block", THREADS)
             .param("blocks", full)
-            .param("iters_per_launch", s.iters)
-            .param("config", format!("ilp={ilp}"))
-            .param("search", search_json)
+            .chosen("iters_per_launch", s.iters)
+            .chosen("config", format!("ilp={ilp}"))
+            .chosen("search", search_json)
             .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
             .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
             .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
@@ -221,7 +221,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         if !suite.wants(name) {
             continue;
         }
-        let mut bench = Bench::new(name).param("ilp", ilp).param("threads_per_block", THREADS);
+        let mut bench = Bench::new(name).chosen("ilp", ilp).param("threads_per_block", THREADS);
         let mut points = Vec::new();
         for &fp in &footprints {
             for &b in &blocks {

@@ -252,17 +252,18 @@ fn bench_config(
     let residency = Residency::new(c.warps_per_sm, identity.warp_size);
     let timer = EventTimer::new(gpu.stream())?;
     let variant = spec.variants.get(c.variant).copied().unwrap_or("");
+    let searched = trials.is_some();
     let mut bench = Bench::new(name)
         .param("width_bytes", c.width)
-        .param("ilp", c.ilp)
-        .param("warps_per_sm", c.warps_per_sm)
-        .param("threads_per_block", residency.threads_per_block)
-        .param("blocks", identity.sm_count * residency.blocks_per_sm)
-        .param("rounds_per_launch", rounds)
+        .setting(searched, "ilp", c.ilp)
+        .setting(searched, "warps_per_sm", c.warps_per_sm)
+        .setting(searched, "threads_per_block", residency.threads_per_block)
+        .setting(searched, "blocks", identity.sm_count * residency.blocks_per_sm)
+        .setting(searched, "rounds_per_launch", rounds)
         .param("footprint_bytes", FOOTPRINT_BYTES as u64)
         .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
     if !variant.is_empty() {
-        bench = bench.param("cache_op", variant);
+        bench = bench.setting(searched, "cache_op", variant);
     }
     if let Some(l) = limit {
         bench = bench.param("limit_bytes_per_clk_per_sm", l).metric("efficiency", "%", Better::Higher, ClockDomain::Sm);
@@ -271,9 +272,9 @@ fn bench_config(
         let v = spec.variants.get(c.variant).map(|v| format!("{v}/")).unwrap_or_default();
         format!("{v}ilp={}/warps={}", c.ilp, c.warps_per_sm)
     };
-    bench = bench.param("config", label(&c));
+    bench = bench.setting(searched, "config", label(&c));
     if let Some(t) = trials {
-        bench = bench.param("search", search::to_json(t, label));
+        bench = bench.chosen("search", search::to_json(t, label));
     }
     bench = bench.kernels(&[&target.compiled.provenance]);
     let per_launch = work_per_launch(&identity, &c, rounds);

@@ -86,6 +86,7 @@ pub struct MetricSpec {
 pub struct Bench {
     name: String,
     params: BTreeMap<String, serde_json::Value>,
+    chosen: BTreeMap<String, serde_json::Value>,
     metrics: Vec<MetricSpec>,
     kernels: Vec<KernelProvenance>,
 }
@@ -100,6 +101,19 @@ impl Bench {
     pub fn param(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
         self.params.insert(key.to_string(), value.into());
         self
+    }
+
+    /// Records a setting that a run-time search chose (and the search itself). Unlike
+    /// [`Bench::param`], it does not decide whether two runs are comparable: a searched benchmark
+    /// reports the best configuration's result, whichever configuration that was.
+    pub fn chosen(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.chosen.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// [`Bench::chosen`] when `searched`, else [`Bench::param`].
+    pub fn setting(self, searched: bool, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        if searched { self.chosen(key, value) } else { self.param(key, value) }
     }
 
     /// Declares a metric; [`Sample::values`] carries one value per declared metric, in order.

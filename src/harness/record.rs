@@ -92,6 +92,7 @@ pub fn build_result(
         id: format!("{family}/{}", bench.name),
         family: family.to_string(),
         params: bench.params.clone(),
+        chosen: bench.chosen.clone(),
         time_ns: kept.iter().map(|m| m.sample.elapsed_ns / m.iters.max(1) as f64).collect(),
         clocks: kept.iter().filter_map(|m| m.sample.clock).collect::<Vec<KernelClock>>(),
         metrics,

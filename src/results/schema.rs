@@ -188,9 +188,14 @@ pub struct BenchmarkResult {
     pub id: String,
     /// Bench family (bench target), e.g. "stream".
     pub family: String,
-    /// Configuration of this benchmark (sizes, strides, thread counts).
+    /// Configuration of this benchmark (sizes, strides, thread counts). Runs with different
+    /// parameters are not comparable.
     #[serde(default)]
     pub params: BTreeMap<String, serde_json::Value>,
+    /// Settings a run-time search chose, and the search's trials. They may differ between runs
+    /// without making them incomparable.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub chosen: BTreeMap<String, serde_json::Value>,
     /// GPU time per iteration of each sample, ns (CUDA events).
     pub time_ns: Vec<f64>,
     /// In-kernel clock readings of each sample, when the kernel reports them.

@@ -48,6 +48,7 @@ pub fn merge(header: RunHeader, outputs: Vec<BenchOutput>, wall_time_s: f64) -> 
             .iter()
             .filter(|c| !recorded.iter().any(|b| b.id == c.id))
             .map(|c| BenchmarkResult {
+                chosen: Default::default(),
                 id: c.id.clone(),
                 family: out.bench.clone(),
                 params: Default::default(),
