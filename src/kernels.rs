@@ -53,6 +53,8 @@ kernel_sources! {
     ATOMICS = "atomics";
     /// Memory-hierarchy dissection: per-access histograms and traces.
     DISSECT = "dissect";
+    /// A sustained tensor-core and memory load that drives the card to its power limit.
+    POWER = "power";
     /// Atomics: contention, 64-bit and floating-point adds, CAS, latency, shared memory.
     ATOMICS_VARIANTS = "atomics_variants";
     /// L1 data-cache load bandwidth per SM: the regression set's configurations.

@@ -40,6 +40,8 @@ pub enum Command {
     Info(InfoArgs),
     /// Let the GPU idle, then chase pointers while its clock ramps up: raw latency (ns) moves, cycles hold.
     Ramp(RampArgs),
+    /// Hold a tensor-core and memory load until the card limits its clock: raw TFLOP/s moves, FLOP per clock holds.
+    Load(LoadArgs),
     /// Infer the memory hierarchy (cache sizes, lines, sets, ways, policy, TLB, banks) from latency sweeps and per-access traces.
     Dissect(DissectArgs),
     /// Compare two results or baseline files offline (no GPU): a verdict per metric.
@@ -345,6 +347,25 @@ pub struct DissectArgs {
     pub device: usize,
 
     /// Print dissect.json to stdout instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// CUDA ordinal of the GPU.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub device: usize,
+
+    /// How long to keep the load on.
+    #[arg(long, default_value_t = 20, value_name = "SECONDS")]
+    pub seconds: u64,
+
+    /// Write the whole trace as JSON here.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }

@@ -27,7 +27,7 @@ fn without_a_gpu_the_run_fails_with_one_line_and_code_3() {
         println!("skipping: this machine has a CUDA driver");
         return;
     }
-    for args in [&["gpubench"][..], &["gpubench", "--quick"], &[], &["info"], &["ramp"]] {
+    for args in [&["gpubench"][..], &["gpubench", "--quick"], &[], &["info"], &["ramp"], &["load"]] {
         let o = cli(args);
         assert_eq!(o.status.code(), Some(3), "{args:?}: {}", stderr(&o));
         let err = stderr(&o);

@@ -3,6 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
+use crate::experiments::clock_load::LoadTrace;
 use crate::experiments::clock_ramp::RampTrace;
 use crate::results::{GpuIdentity, Stack};
 use crate::telemetry::DeviceStatus;
@@ -83,6 +84,33 @@ pub fn ramp_table(trace: &RampTrace) -> Table {
             format!("{:.2}", p.ns_per_access),
             format!("{:.2}", p.cycles_per_access),
             if p.cold { "cold lap".into() } else { String::new() },
+        ]);
+    }
+    t
+}
+
+/// The load trace, thinned to about 30 rows (every launch whose reasons change is kept).
+pub fn load_table(trace: &LoadTrace) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_header(vec!["s", "kernel MHz", "NVML MHz", "W", "C", "TFLOP/s", "FLOP/clk/SM", "reasons"]);
+    let n = trace.points.len();
+    let step = n.div_ceil(30).max(1);
+    let opt = |v: Option<f64>, d: usize| v.map(|x| format!("{x:.d$}")).unwrap_or_else(|| "-".into());
+    for (i, p) in trace.points.iter().enumerate() {
+        let changed = i > 0 && p.reasons != trace.points[i - 1].reasons;
+        if i % step != 0 && !changed && i + 1 != n {
+            continue;
+        }
+        t.add_row(vec![
+            format!("{:.2}", p.at_ms / 1e3),
+            format!("{:.0}", p.kernel_mhz),
+            opt(p.nvml_mhz, 0),
+            opt(p.power_w, 0),
+            opt(p.temp_c, 0),
+            format!("{:.1}", p.tflops),
+            format!("{:.1}", p.flop_per_clk_per_sm),
+            p.reasons.join(", "),
         ]);
     }
     t

@@ -10,7 +10,7 @@ pub mod table;
 pub mod verdict_table;
 
 pub use baseline::{baseline_list_table, baseline_report};
-pub use device::{info_table, ramp_table};
+pub use device::{info_table, load_table, ramp_table};
 pub use header::{header_lines, utc_time};
 pub use junit::junit;
 pub use markdown::markdown;

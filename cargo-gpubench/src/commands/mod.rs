@@ -7,6 +7,7 @@ mod dissect;
 mod info;
 mod judge_run;
 mod kernels;
+mod load;
 mod ramp;
 mod report;
 mod run;
@@ -25,6 +26,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Report(r)) => report::report(r),
         Some(Command::Info(i)) => info::info(i),
         Some(Command::Ramp(r)) => ramp::ramp(r),
+        Some(Command::Load(l)) => load::load(l),
         Some(Command::Dissect(d)) => dissect::dissect(d),
         Some(Command::Compare(c)) => compare::compare(c),
         Some(Command::Baseline(b)) => baseline::baseline(b),
