@@ -1,7 +1,8 @@
 //! The clock under a sustained load: tensor-core MMAs and a memory stream on every SM, in
 //! back-to-back launches, until the card holds its clock down for power or heat (or the time is
-//! up). Raw throughput (TFLOP/s) moves with the clock; throughput per SM clock (the normalised
-//! figure) holds. The card's settings are not touched: the load alone moves the clock.
+//! up). One warp measures meanwhile: a shared-memory pointer chase whose latency in ns (raw)
+//! moves with the clock while its latency in cycles (normalised) holds. The card's settings are not
+//! touched: the load alone moves the clock.
 
 use std::time::{Duration, Instant};
 
@@ -50,10 +51,13 @@ pub struct LoadPoint {
     pub temp_c: Option<f64>,
     /// Slowdown reasons seen during the launch.
     pub reasons: Vec<String>,
-    /// Raw tensor throughput, TFLOP/s.
+    /// Tensor throughput of the load, TFLOP/s (memory traffic shares the time, so this is a
+    /// load figure, not a clock-bound one).
     pub tflops: f64,
-    /// Normalised throughput, FLOP per SM clock per SM.
-    pub flop_per_clk_per_sm: f64,
+    /// Raw latency of the measuring chase, ns per access.
+    pub ns_per_access: f64,
+    /// Normalised latency of the chase, cycles per access.
+    pub cycles_per_access: f64,
 }
 
 /// The trace.
@@ -82,14 +86,16 @@ pub struct LoadSummary {
     pub throttled: usize,
     /// Launches.
     pub launches: usize,
-    /// Spread of the raw TFLOP/s (max / min - 1), %.
+    /// Spread of the raw latency, ns (max / min - 1), %.
     pub raw_spread_pct: f64,
-    /// Spread of FLOP per clock per SM, %.
+    /// Spread of the normalised latency, cycles, %.
     pub normalized_spread_pct: f64,
-    /// Raw TFLOP/s at the lowest and at the highest clock.
-    pub tflops_at_min_clock: f64,
-    /// Raw TFLOP/s at the highest clock.
-    pub tflops_at_max_clock: f64,
+    /// Raw ns per access at the lowest clock.
+    pub ns_at_min_clock: f64,
+    /// Raw ns per access at the highest clock.
+    pub ns_at_max_clock: f64,
+    /// Median cycles per access.
+    pub cycles_median: f64,
 }
 
 /// Runs the load on `gpu` for `settings.duration`.
@@ -102,35 +108,51 @@ pub fn run(gpu: &Gpu, settings: LoadSettings) -> Result<LoadTrace> {
     let stream = gpu.upload(&host, "the load's stream array")?;
     drop(host);
     let sink = gpu.alloc_zeros::<f32>(1, "the load's sink")?;
+    let mut chase_steps = 256u32;
     let mut probe = Probe::new(gpu)?;
     let timer = EventTimer::new(gpu.stream())?;
     let cfg = full_grid(&id, 256);
     let warps = (cfg.grid_dim.0 * cfg.block_dim.0 / id.warp_size) as f64;
-    let launch = |iters: u32, probe: &Probe| -> Result<f64> {
+    let launch = |iters: u32, steps: u32, probe: &Probe| -> Result<f64> {
         timer.start()?;
-        // SAFETY: power_load(const float4*, u64, u32, gb_probe*, float*); indices stay below n4.
+        // SAFETY: power_load(const float4*, u64, u32, gb_probe*, float*, u32); stream indices
+        // stay below n4.
         unsafe {
-            gpu.stream().launch_builder(&f).arg(&stream).arg(&n4).arg(&iters).arg(probe.buffer()).arg(&sink).launch(cfg)
+            gpu.stream()
+                .launch_builder(&f)
+                .arg(&stream)
+                .arg(&n4)
+                .arg(&iters)
+                .arg(probe.buffer())
+                .arg(&sink)
+                .arg(&steps)
+                .launch(cfg)
         }
         .cuda_context(|| "launching power_load".into())?;
         timer.stop_ns()
     };
     // calibrate the launch length
     let trial_iters = 2000u32;
-    let trial_ns = launch(trial_iters, &probe)?;
+    let trial_ns = launch(trial_iters, chase_steps, &probe)?;
     let iters = ((trial_iters as f64 * settings.launch.as_nanos() as f64 / trial_ns).round() as u32).max(100);
+    // the chase should end before the load: 70% of a launch at the trial's latency
+    let trial = probe.read(gpu)?;
+    let ns_per_step = trial.ns as f64 / trial.count.max(1) as f64;
+    chase_steps = ((0.7 * settings.launch.as_nanos() as f64 / ns_per_step.max(1.0)) as u32).max(64);
+    // one launch at the final sizes, so that the clock controller sees the full load
+    launch(iters, chase_steps, &probe)?;
     let sampler = Sampler::start(&id.uuid, Duration::from_millis(10));
     let power_limit_w = crate::telemetry::device_status(&id.uuid).ok().and_then(|s| s.power_limit_w);
     let max_mhz = id.sm_clock_max_khz as f64 / 1e3;
     let start = Instant::now();
     let mut points = Vec::new();
     while start.elapsed() < settings.duration {
-        probe.set(gpu, 0)?;
+        probe.reset_counters(gpu)?;
         let t0 = Instant::now();
-        let ns = launch(iters, &probe)?;
+        let ns = launch(iters, chase_steps, &probe)?;
         let t1 = Instant::now();
-        let clock = probe.read(gpu)?.clock();
-        let kernel_mhz = clock.and_then(|c| c.mhz()).unwrap_or(f64::NAN);
+        let r = probe.read(gpu)?;
+        let kernel_mhz = r.clock().and_then(|c| c.mhz()).unwrap_or(f64::NAN);
         let window = sampler.window(t0, t1).unwrap_or_default();
         let verdict = reasons::classify(
             window.reasons_mask,
@@ -139,7 +161,8 @@ pub fn run(gpu: &Gpu, settings: LoadSettings) -> Result<LoadTrace> {
             Some(kernel_mhz),
             max_mhz,
         );
-        let flop = warps * iters as f64 * MMAS_PER_ITERATION * FLOP_PER_MMA;
+        let flop = (warps - 1.0) * iters as f64 * MMAS_PER_ITERATION * FLOP_PER_MMA;
+        let accesses = r.count.max(1) as f64;
         points.push(LoadPoint {
             at_ms: (t0 - start).as_secs_f64() * 1e3,
             kernel_mhz,
@@ -148,7 +171,8 @@ pub fn run(gpu: &Gpu, settings: LoadSettings) -> Result<LoadTrace> {
             temp_c: window.temp_c,
             reasons: verdict.reasons,
             tflops: flop / ns * 1e-3,
-            flop_per_clk_per_sm: flop / (ns * 1e-9 * kernel_mhz * 1e6) / id.sm_count as f64,
+            ns_per_access: r.ns as f64 / accesses,
+            cycles_per_access: r.cycles as f64 / accesses,
         });
     }
     Ok(LoadTrace { gpu: id.name.clone(), max_sm_mhz: max_mhz, power_limit_w, points })
@@ -169,10 +193,11 @@ pub fn summarize(trace: &LoadTrace) -> Option<LoadSummary> {
         power_max_w: p.iter().filter_map(|x| x.power_w).reduce(f64::max),
         throttled: p.iter().filter(|x| !x.reasons.is_empty()).count(),
         launches: p.len(),
-        raw_spread_pct: spread(p.iter().map(|x| x.tflops).collect()),
-        normalized_spread_pct: spread(p.iter().map(|x| x.flop_per_clk_per_sm).collect()),
-        tflops_at_min_clock: slowest.tflops,
-        tflops_at_max_clock: fastest.tflops,
+        raw_spread_pct: spread(p.iter().map(|x| x.ns_per_access).collect()),
+        normalized_spread_pct: spread(p.iter().map(|x| x.cycles_per_access).collect()),
+        ns_at_min_clock: slowest.ns_per_access,
+        ns_at_max_clock: fastest.ns_per_access,
+        cycles_median: Summary::of(&p.iter().map(|x| x.cycles_per_access).collect::<Vec<_>>()).median,
     })
 }
 
@@ -181,7 +206,6 @@ mod tests {
     use super::*;
 
     fn point(mhz: f64, reasons: &[&str]) -> LoadPoint {
-        let per_clk_per_sm = 1024.0;
         LoadPoint {
             at_ms: 0.0,
             kernel_mhz: mhz,
@@ -189,13 +213,14 @@ mod tests {
             power_w: Some(650.0),
             temp_c: Some(60.0),
             reasons: reasons.iter().map(|r| r.to_string()).collect(),
-            tflops: per_clk_per_sm * 132.0 * mhz * 1e6 / 1e12,
-            flop_per_clk_per_sm: per_clk_per_sm,
+            tflops: 280.0,
+            ns_per_access: 287.0 / mhz * 1e3,
+            cycles_per_access: 287.0,
         }
     }
 
     #[test]
-    fn a_power_capped_trace_moves_raw_throughput_not_per_clock_throughput() {
+    fn a_power_capped_trace_moves_raw_latency_not_cycles() {
         let trace = LoadTrace {
             gpu: "x".into(),
             max_sm_mhz: 1980.0,
@@ -207,6 +232,8 @@ mod tests {
         assert_eq!((s.throttled, s.launches), (2, 3));
         assert!((s.raw_spread_pct - 100.0 * (1980.0 / 1605.0 - 1.0)).abs() < 1e-9);
         assert_eq!(s.normalized_spread_pct, 0.0);
+        assert_eq!(s.cycles_median, 287.0);
+        assert!((s.ns_at_min_clock / s.ns_at_max_clock - 1980.0 / 1605.0).abs() < 1e-9);
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub fn ramp_table(trace: &RampTrace) -> Table {
 pub fn load_table(trace: &LoadTrace) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_header(vec!["s", "kernel MHz", "NVML MHz", "W", "C", "TFLOP/s", "FLOP/clk/SM", "reasons"]);
+    t.set_header(vec!["s", "kernel MHz", "NVML MHz", "W", "C", "TFLOP/s", "ns/access", "cycles/access", "reasons"]);
     let n = trace.points.len();
     let step = n.div_ceil(30).max(1);
     let opt = |v: Option<f64>, d: usize| v.map(|x| format!("{x:.d$}")).unwrap_or_else(|| "-".into());
@@ -109,7 +109,8 @@ pub fn load_table(trace: &LoadTrace) -> Table {
             opt(p.power_w, 0),
             opt(p.temp_c, 0),
             format!("{:.1}", p.tflops),
-            format!("{:.1}", p.flop_per_clk_per_sm),
+            format!("{:.2}", p.ns_per_access),
+            format!("{:.2}", p.cycles_per_access),
             p.reasons.join(", "),
         ]);
     }

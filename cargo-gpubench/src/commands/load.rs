@@ -31,16 +31,17 @@ pub fn load(args: LoadArgs) -> Result<i32> {
     if let Some(s) = summary {
         emit(format!(
             "{} of {} launches throttled; SM clock {:.0} .. {:.0} MHz, power up to {} W (limit {}): \
-             raw {:.1} .. {:.1} TFLOP/s (spread {:.1}%), per clock spread {:.2}%",
+             shared-memory latency {:.1} .. {:.1} ns per access (spread {:.1}%), {:.1} cycles (spread {:.2}%)",
             s.throttled,
             s.launches,
             s.clock_min_mhz,
             s.clock_max_mhz,
             s.power_max_w.map(|w| format!("{w:.0}")).unwrap_or_else(|| "-".into()),
             trace.power_limit_w.map(|w| format!("{w:.0} W")).unwrap_or_else(|| "unknown".into()),
-            s.tflops_at_min_clock,
-            s.tflops_at_max_clock,
+            s.ns_at_min_clock,
+            s.ns_at_max_clock,
             s.raw_spread_pct,
+            s.cycles_median,
             s.normalized_spread_pct
         ));
     }
