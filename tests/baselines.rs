@@ -52,7 +52,8 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
     let (path, saved) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
     assert_eq!(path, dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json"));
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(&format!("\"schema\": \"{BASELINE_SCHEMA}\"")));
+    assert!(text.contains(&format!("\"schema\":\"{BASELINE_SCHEMA}\"")));
+    assert_eq!(text.lines().count(), 1, "baselines are written as compact JSON");
     let (_, loaded) = store.load(&key).unwrap().unwrap();
     assert!(loaded == saved, "the baseline reads back exactly as written");
     assert!(loaded.runs == vec![doc.clone()], "raw samples are kept exactly");
@@ -142,10 +143,10 @@ fn broken_files(good: &[u8]) -> Vec<(&'static str, Vec<u8>, &'static str)> {
             "schema is `gpubench.results/1`",
         ),
         ("no schema", b"{\"runs\": []}".to_vec(), "no `schema` field"),
-        ("wrong shape", text.replacen("\"runs\": [", "\"runs\": 7, \"x\": [", 1).into_bytes(), "does not match schema"),
+        ("wrong shape", text.replacen("\"runs\":[", "\"runs\":7,\"x\":[", 1).into_bytes(), "does not match schema"),
         (
             "no runs",
-            text.replacen("\"runs\": [", "\"runs\": [], \"unused\": [", 1).into_bytes(),
+            text.replacen("\"runs\":[", "\"runs\":[],\"unused\":[", 1).into_bytes(),
             "baseline holds no runs",
         ),
     ]

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Baseline, BaselineKey};
 use crate::error::{Error, Result};
-use crate::results::{ResultsDocument, write_json};
+use crate::results::{ResultsDocument, write_json_compact};
 
 /// How a save treats an existing baseline file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +106,7 @@ impl Store {
         };
         let baseline = Baseline::from_runs(key, all_runs, now_unix_s)?;
         let path = self.path(key);
-        write_json(&path, &baseline)?;
+        write_json_compact(&path, &baseline)?;
         Ok((path, baseline))
     }
 

@@ -38,6 +38,14 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     write_atomic(path, &bytes)
 }
 
+/// Serialises `value` as compact JSON (one line) and writes it atomically: for large documents
+/// such as baselines, where indentation would double the size.
+pub fn write_json_compact<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut bytes = serde_json::to_vec(value).expect("our documents always serialise");
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
 /// Reads a JSON document whose top-level `schema` field must equal `schema`.
 ///
 /// A missing file is an I/O error; an unparsable, truncated or foreign file is a data error

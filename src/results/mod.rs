@@ -3,7 +3,7 @@
 mod io;
 mod schema;
 
-pub use io::{parse_json, read_json, write_atomic, write_json};
+pub use io::{parse_json, read_json, write_atomic, write_json, write_json_compact};
 pub use schema::*;
 
 use std::path::Path;
