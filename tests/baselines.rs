@@ -144,11 +144,7 @@ fn broken_files(good: &[u8]) -> Vec<(&'static str, Vec<u8>, &'static str)> {
         ),
         ("no schema", b"{\"runs\": []}".to_vec(), "no `schema` field"),
         ("wrong shape", text.replacen("\"runs\":[", "\"runs\":7,\"x\":[", 1).into_bytes(), "does not match schema"),
-        (
-            "no runs",
-            text.replacen("\"runs\":[", "\"runs\":[],\"unused\":[", 1).into_bytes(),
-            "baseline holds no runs",
-        ),
+        ("no runs", text.replacen("\"runs\":[", "\"runs\":[],\"unused\":[", 1).into_bytes(), "baseline holds no runs"),
     ]
 }
 

@@ -11,61 +11,10 @@ use crate::harness::{Bench, Probe, Sample, Suite};
 use crate::kernels;
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
-/// Scalar of scale and triad.
-pub const SCALAR: f64 = 3.0;
-/// Initial values of a, b, c (non-zero a and b: zeros hide unwritten outputs).
-pub const INITIAL: [f64; 3] = [1.0, 2.0, 0.0];
+pub use super::dram::{INITIAL, Op, SCALAR};
 
-/// The four STREAM kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// c = a
-    Copy,
-    /// b = q c
-    Scale,
-    /// c = a + b
-    Add,
-    /// a = b + q c
-    Triad,
-}
-
-impl Op {
-    /// All four, in STREAM's order.
-    pub const ALL: [Op; 4] = [Op::Copy, Op::Scale, Op::Add, Op::Triad];
-
-    /// "copy".
-    pub fn label(self) -> &'static str {
-        match self {
-            Op::Copy => "copy",
-            Op::Scale => "scale",
-            Op::Add => "add",
-            Op::Triad => "triad",
-        }
-    }
-
-    /// Arrays the kernel touches per element: 2 (copy, scale) or 3 (add, triad).
-    pub fn arrays_touched(self) -> u64 {
-        match self {
-            Op::Copy | Op::Scale => 2,
-            Op::Add | Op::Triad => 3,
-        }
-    }
-
-    /// Bytes moved by one pass over `n` doubles (reads plus writes).
-    pub fn bytes(self, n: u64) -> u64 {
-        self.arrays_touched() * n * 8
-    }
-
-    /// The (a, b, c) values after one pass on uniform arrays; index of the array written.
-    pub fn apply(self, [a, b, c]: [f64; 3]) -> ([f64; 3], usize) {
-        match self {
-            Op::Copy => ([a, b, a], 2),
-            Op::Scale => ([a, SCALAR * c, c], 1),
-            Op::Add => ([a, b, a + b], 2),
-            Op::Triad => ([b + SCALAR * c, b, c], 0),
-        }
-    }
-}
+/// The four STREAM kernels of this family, in STREAM's order.
+pub const OPS: [Op; 4] = [Op::Copy, Op::Scale, Op::Add, Op::Triad];
 
 /// Elements per array: at least four times the L2 and 64 MiB, a multiple of 2 (16-byte vectors).
 pub fn array_len(gpu: &GpuIdentity) -> u64 {
@@ -93,6 +42,7 @@ fn launch_op(gpu: &Gpu, f: &CudaFunction, op: Op, arrays: &Arrays, cfg: LaunchCo
         Op::Scale => l.arg(b).arg(c).arg(&SCALAR).arg(&n2),
         Op::Add => l.arg(a).arg(b).arg(c).arg(&n2),
         Op::Triad => l.arg(a).arg(b).arg(c).arg(&SCALAR).arg(&n2),
+        Op::Read | Op::Write => unreachable!("the stream family runs the four STREAM kernels only"),
     };
     l.arg(probe.buffer());
     // SAFETY: the argument lists match kernels/stream.cu; every index is < n.
@@ -118,7 +68,7 @@ fn verify(gpu: &Gpu, check: &CudaFunction, buf: &CudaSlice<f64>, n: u64, expecte
 
 /// The STREAM family: `stream/<op>` for the four kernels.
 pub fn run(suite: &mut Suite) -> Result<()> {
-    if !Op::ALL.iter().any(|op| suite.wants(op.label())) {
+    if !OPS.iter().any(|op| suite.wants(op.label())) {
         return Ok(());
     }
     let gpu = suite.gpu();
@@ -150,7 +100,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let check = compiled.function("count_mismatches")?;
     let mut arrays = Arrays { bufs, n, values: INITIAL };
     let peak = peak_gbps(&identity);
-    for op in Op::ALL {
+    for op in OPS {
         if !suite.wants(op.label()) {
             continue;
         }
@@ -179,6 +129,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         })?;
         let (values, written) = op.apply(arrays.values);
         arrays.values = values;
+        let written = written.expect("every STREAM kernel writes an array");
         let gpu = suite.gpu();
         verify(gpu, &check, &arrays.bufs[written], n, values[written], &format!("stream/{}", op.label()))?;
     }
@@ -190,30 +141,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bytes_count_reads_and_writes() {
-        assert_eq!(Op::Copy.bytes(1000), 16_000);
-        assert_eq!(Op::Scale.bytes(1000), 16_000);
-        assert_eq!(Op::Add.bytes(1000), 24_000);
-        assert_eq!(Op::Triad.bytes(1000), 24_000);
-    }
-
-    #[test]
-    fn expected_values_follow_the_stream_recurrence() {
-        let mut v = INITIAL;
-        let mut written = Vec::new();
-        for op in Op::ALL {
-            let (next, w) = op.apply(v);
-            v = next;
-            written.push(w);
-        }
-        // copy c=1; scale b=3; add c=4; triad a=3+3*4=15
-        assert_eq!(v, [15.0, 3.0, 4.0]);
-        assert_eq!(written, vec![2, 1, 2, 0]);
-        // each kernel alone is idempotent: applying it twice changes nothing more
-        for op in Op::ALL {
-            let once = op.apply(INITIAL).0;
-            assert_eq!(op.apply(once).0, once);
-        }
+    fn the_family_runs_the_four_stream_kernels_in_order() {
+        assert_eq!(OPS.map(|o| o.label()), ["copy", "scale", "add", "triad"]);
+        assert!(OPS.iter().all(|o| o.apply(INITIAL).1.is_some()));
     }
 
     #[test]
