@@ -118,8 +118,14 @@ impl Backend for FailingAfter {
         self.tick()?;
         self.inner.trace(req)
     }
-    fn sequence_trace(&mut self, path: SweepPath, footprint: u64, offsets: &[u64]) -> gpubench::Result<Vec<u32>> {
-        self.inner.sequence_trace(path, footprint, offsets)
+    fn sequence_trace(
+        &mut self,
+        path: SweepPath,
+        footprint: u64,
+        offsets: &[u64],
+        carveout: Option<u32>,
+    ) -> gpubench::Result<Vec<u32>> {
+        self.inner.sequence_trace(path, footprint, offsets, carveout)
     }
     fn smem_stride(&mut self, s: u32) -> gpubench::Result<f64> {
         self.inner.smem_stride(s)
