@@ -84,6 +84,51 @@ fn recorded_device_sweeps_give_the_device_answers() {
     println!("{checked} recorded dissect folders give the device's facts");
 }
 
+/// The first H200 run (driver 580, CUDA 13.0) against NVIDIA's published Hopper figures and the
+/// `latency` family's measurements on the same GPU model. These figures live here, never in the
+/// inference. Published: 32-byte sectors in 128-byte L1 lines, 256 KiB of L1 and shared memory
+/// per SM with up to 228 KiB shared (so 28 KiB of L1 at the largest carveout), a 60 MiB L2 in
+/// two partitions. The `latency` family: L2 hits about 287 cycles up to 16 MiB, about 670 at
+/// 64 MiB and beyond.
+#[test]
+fn the_first_h200_run_agrees_with_published_hopper_figures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dissect/h200-run1");
+    let sweeps = output::read_sweeps(&dir).unwrap();
+    let d = analyze(&sweeps);
+    let kib = 1024.0;
+    let mib = 1024.0 * kib;
+    for p in ["l1", "ro", "tex"] {
+        assert_eq!(d.number(&format!("{p}.fetch_bytes")), Some(32.0), "{p}: 32-byte sectors");
+    }
+    // That run left the driver's carveout: its L1 was the smallest, below 28 KiB.
+    let l1 = d.number("l1.size_bytes").unwrap();
+    assert!(l1 <= 28.0 * kib && l1 >= 16.0 * kib, "{l1}");
+    assert!(d.number("l1.carveout_100.size_bytes").unwrap() <= 28.0 * kib);
+    let most = d.number("l1.carveout_0.size_bytes").unwrap();
+    assert!(most <= 256.0 * kib && most >= 192.0 * kib, "{most}");
+    // Its traces showed no miss at all: no line, sets or ways may be read from them.
+    for f in ["l1.line_bytes", "l1.sets", "l1.ways", "l1.set_mapping", "l1.replacement"] {
+        assert!(d.fact(f).is_none(), "{f}: {:?}", d.fact(f));
+    }
+    // The L2: the near partition as one SM sees it, then the far one; neither beyond 60 MiB,
+    // the near one no more than half.
+    let near = d.number("l2.near_bytes").unwrap();
+    let whole = d.number("l2.size_bytes").unwrap();
+    assert!(near <= 30.0 * mib && near >= 20.0 * mib, "{near}");
+    assert!(whole <= 60.0 * mib && whole >= 1.5 * near, "{whole}");
+    let median = |name: &str| {
+        let mut v = d.latencies.iter().find(|l| l.name == name).unwrap().samples.clone();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (near_hit, far_hit, dram) = (median("l2.near.hit"), median("l2.far.hit"), median("dram"));
+    assert!(near_hit > 250.0 && near_hit < 300.0, "{near_hit}");
+    assert!(far_hit > near_hit + 100.0 && far_hit < dram, "{far_hit}");
+    assert!(dram > 600.0 && dram < 750.0, "{dram}");
+    assert_eq!(d.number("l2.fetch_bytes"), Some(64.0), "the L2 fetches two sectors from DRAM");
+    assert_eq!(d.number("l2.cold_miss_bytes"), Some(64.0));
+}
+
 /// A backend whose launches start failing after a while, like a GPU that hits an error.
 struct FailingAfter {
     inner: SimGpu,
