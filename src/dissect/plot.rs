@@ -117,14 +117,14 @@ fn curve_plot(path: &FsPath, c: &Curve, knees: &[(u64, String)], overhead: f64) 
         .map_err(|e| draw_err(path, e))?;
     chart.draw_series(LineSeries::new(pts.clone(), &BLUE)).map_err(|e| draw_err(path, e))?;
     chart.draw_series(pts.iter().map(|p| Circle::new(*p, 2, BLUE.filled()))).map_err(|e| draw_err(path, e))?;
-    for (x, label) in knees {
+    for (x, _) in knees {
         let x = *x as f64;
         chart
             .draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y1 * 1.05)], 6, 4, RED.stroke_width(2)))
             .map_err(|e| draw_err(path, e))?;
         chart
             .draw_series(std::iter::once(Text::new(
-                label.clone(),
+                human(x),
                 (x, y1 * 1.06),
                 ("sans-serif", 14).into_font().color(&RED),
             )))
@@ -238,7 +238,13 @@ pub fn human(v: f64) -> String {
         let scale = (1u64 << shift) as f64;
         if v >= scale {
             let x = v / scale;
-            return if (x - x.round()).abs() < 0.05 { format!("{x:.0} {unit}") } else { format!("{x:.1} {unit}") };
+            return if (x - x.round()).abs() < 0.05 {
+                format!("{x:.0} {unit}")
+            } else if x < 100.0 {
+                format!("{x:.1} {unit}")
+            } else {
+                format!("{x:.0} {unit}")
+            };
         }
     }
     format!("{v:.0} B")
