@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use gpubench::dissect::backend::{Backend, ChaseRequest, TraceRequest};
-use gpubench::dissect::data::{DeviceInfo, Path as SweepPath, Point};
+use gpubench::dissect::data::{DeviceInfo, Histogram, Path as SweepPath, Point};
+use gpubench::dissect::launch;
 use gpubench::dissect::output::{self, PLOTS_DIR, REPORT_FILE, RESULTS_FILE, SWEEPS_FILE};
 use gpubench::dissect::plan::{self, Options};
 use gpubench::dissect::sim::{SimConfig, SimGpu};
@@ -127,6 +128,72 @@ fn the_first_h200_run_agrees_with_published_hopper_figures() {
     assert!(dram > 600.0 && dram < 750.0, "{dram}");
     assert_eq!(d.number("l2.fetch_bytes"), Some(64.0), "the L2 fetches two sectors from DRAM");
     assert_eq!(d.number("l2.cold_miss_bytes"), Some(64.0));
+}
+
+/// Answers every request of the plan without simulating caches, after building and checking
+/// the launches the GPU would make: a plan sized from a real device stays inside every kernel's
+/// bounds.
+struct Launches {
+    device: DeviceInfo,
+    checked: usize,
+}
+
+impl Backend for Launches {
+    fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+    fn timer_overhead(&mut self) -> gpubench::Result<f64> {
+        launch::check(&self.device, &launch::timer(256, 8192))?;
+        Ok(15.0)
+    }
+    fn chase(&mut self, req: &ChaseRequest) -> gpubench::Result<Point> {
+        let l = launch::chase(&self.device, req, 1)?;
+        self.checked += 1 + l.init.iter().count();
+        // Hits below one capacity, misses beyond: every stage that follows knees runs.
+        let lat = if req.footprint <= 64 << 10 { 40 } else { 300 };
+        let hist = Histogram::of_latencies(2, &vec![lat; req.steps as usize]);
+        Ok(Point { x: req.footprint, steps: req.steps, mean_cycles: lat as f64, hist })
+    }
+    fn trace(&mut self, req: &TraceRequest) -> gpubench::Result<Vec<u32>> {
+        let l = launch::trace(&self.device, req, 1)?;
+        self.checked += 2 + l.flush.iter().count();
+        let lap = req.footprint / req.stride;
+        Ok((0..req.steps).map(|i| if req.footprint > 64 << 10 && i % lap == 0 { 300 } else { 40 }).collect())
+    }
+    fn sequence_trace(
+        &mut self,
+        path: SweepPath,
+        footprint: u64,
+        offsets: &[u64],
+        carveout: Option<u32>,
+    ) -> gpubench::Result<Vec<u32>> {
+        launch::sequence(&self.device, path, footprint, offsets, carveout, 1)?;
+        self.checked += 1;
+        Ok(vec![300; offsets.len()])
+    }
+    fn smem_stride(&mut self, s: u32) -> gpubench::Result<f64> {
+        launch::smem_chase(&self.device, s, 1024)?;
+        self.checked += 1;
+        Ok(29.0)
+    }
+    fn const_divergent(&mut self, d: u32) -> gpubench::Result<f64> {
+        launch::const_divergent(&self.device, d, 1024)?;
+        self.checked += 1;
+        Ok(20.0 * d as f64)
+    }
+}
+
+#[test]
+fn the_plan_for_an_h200_stays_inside_every_kernels_bounds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dissect/h200-run1");
+    let mut device = output::read_sweeps(&dir).unwrap().device;
+    device.max_texture_elements = Some(1 << 27);
+    let mut b = Launches { device, checked: 0 };
+    let sweeps = plan::run(&mut b, Options::DEFAULT, 0, None, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert!(b.checked > 1000, "{} launches", b.checked);
+    assert!(!sweeps.banks.is_empty() && !sweeps.const_divergence.is_empty(), "every stage ran");
+    let tlb = sweeps.curves.iter().filter(|c| c.id.starts_with("tlb/")).count();
+    assert!(tlb >= 10, "{tlb} TLB strides");
 }
 
 /// A backend whose launches start failing after a while, like a GPU that hits an error.
