@@ -70,7 +70,7 @@ impl Step {
 /// (a TLB level whose misses are rarer than this is beyond what the sweep can show).
 const STRAY_SHARE: f64 = 0.005;
 
-/// Mean latency of a point's accesses but the slowest [`STRAY_SHARE`].
+/// Mean latency of a point's accesses but the slowest 0.5 % (see `STRAY_SHARE`).
 pub fn level_of(p: &Point) -> f64 {
     let total = p.hist.total() as f64;
     let keep = total * (1.0 - STRAY_SHARE);
