@@ -60,8 +60,10 @@ pub enum Role {
 /// One level of a curve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Level {
-    /// Index of its latency cluster.
+    /// Index of its (first) latency cluster.
     pub cluster: usize,
+    /// Index of its last latency cluster (several when its latency has several modes).
+    pub last_cluster: usize,
     /// Latency of a hit, cycles, timer overhead removed.
     pub latency_cycles: f64,
     /// Median latency at each point the level serves (its plateau), overhead removed.
@@ -119,44 +121,76 @@ fn share_in(clusters: &Clusters, h: &Histogram, lo: usize, hi: usize) -> f64 {
 }
 
 /// Fits the levels of `points` (ascending footprints, multiples of `resolution` bytes) with
-/// given clusters.
+/// given clusters. Neighbouring caches that each serve only part of the accesses but together
+/// serve all of them on one plateau are one level whose latency has several modes (L2 slices
+/// at different distances): their shares are summed.
 pub fn fit_with(points: &[Point], clusters: Clusters, overhead: f64, resolution: u64) -> CurveFit {
-    let shares: Vec<Vec<f64>> = points.iter().map(|p| clusters.shares(&p.hist)).collect();
-    let mut levels: Vec<Level> = Vec::new();
-    for c in 0..clusters.centers.len() {
-        let own: Vec<f64> = shares.iter().map(|s| s[c]).collect();
-        let top = own.iter().copied().fold(0.0, f64::max);
-        if top < LEVEL_SHARE {
-            continue;
+    let mut levels: Vec<Level> =
+        (0..clusters.centers.len()).filter_map(|c| level_over(points, &clusters, c, c, overhead, resolution)).collect();
+    let partial = |l: &Level| l.role != Role::Backing && l.plateau_share < PURE_SHARE;
+    let mut i = 0;
+    while i + 1 < levels.len() {
+        let (a, b) = (&levels[i], &levels[i + 1]);
+        let merged = (partial(a) && partial(b) && b.cluster == a.last_cluster + 1)
+            .then(|| level_over(points, &clusters, a.cluster, b.last_cluster, overhead, resolution))
+            .flatten()
+            .filter(|m| m.role == Role::Cache && m.plateau_share >= PURE_SHARE);
+        match merged {
+            Some(m) => {
+                levels[i] = m;
+                levels.remove(i + 1);
+            }
+            None => i += 1,
         }
-        let plateau_share = plateau(&own, top);
-        let on_plateau: Vec<bool> = own.iter().map(|s| *s >= 0.9 * plateau_share).collect();
-        let lo = if c == 0 { 0.0 } else { clusters.bounds[c - 1] };
-        let hi = clusters.bounds.get(c).copied().unwrap_or(f64::INFINITY);
-        let mut medians: Vec<f64> = points
-            .iter()
-            .zip(&on_plateau)
-            .filter(|(_, on)| **on)
-            .filter_map(|(p, _)| p.hist.median_between(lo, hi))
-            .collect();
-        let samples: Vec<f64> = medians.iter().map(|m| m - overhead).collect();
-        medians.sort_by(f64::total_cmp);
-        let latency = medians.get(medians.len() / 2).copied().unwrap_or(clusters.centers[c]) - overhead;
-        let start = on_plateau.iter().position(|&b| b).unwrap_or(0);
-        // A level that still serves its plateau share at the largest footprint backs the others;
-        // one that has lost part of it for good is a cache with a knee.
-        let dirty = dirty_points(points, &clusters, c, plateau_share);
-        let capacity = knee(points, &clusters, c, plateau_share, start, resolution);
-        let role = match (dirty.last(), &capacity) {
-            (Some(false), _) | (None, _) => Role::Backing,
-            (Some(true), Some(_)) => Role::Cache,
-            (Some(true), None) => Role::Transient,
-        };
-        let capacity = if role == Role::Cache { capacity } else { None };
-        levels.push(Level { cluster: c, latency_cycles: latency, samples, plateau_share, role, capacity });
     }
     let backing = backing_latency(points, &clusters, &levels, overhead);
     CurveFit { clusters, levels, backing }
+}
+
+/// Shares of clusters `lo..=hi` at every point.
+fn shares_over(points: &[Point], clusters: &Clusters, lo: usize, hi: usize) -> Vec<f64> {
+    points.iter().map(|p| share_in(clusters, &p.hist, lo, hi)).collect()
+}
+
+/// The level made of clusters `lo..=hi`, if it serves a large share somewhere.
+fn level_over(
+    points: &[Point],
+    clusters: &Clusters,
+    lo: usize,
+    hi: usize,
+    overhead: f64,
+    resolution: u64,
+) -> Option<Level> {
+    let own = shares_over(points, clusters, lo, hi);
+    let top = own.iter().copied().fold(0.0, f64::max);
+    if top < LEVEL_SHARE {
+        return None;
+    }
+    let plateau_share = plateau(&own, top);
+    let on_plateau: Vec<bool> = own.iter().map(|s| *s >= 0.9 * plateau_share).collect();
+    let from = if lo == 0 { 0.0 } else { clusters.bounds[lo - 1] };
+    let to = clusters.bounds.get(hi).copied().unwrap_or(f64::INFINITY);
+    let mut medians: Vec<f64> = points
+        .iter()
+        .zip(&on_plateau)
+        .filter(|(_, on)| **on)
+        .filter_map(|(p, _)| p.hist.median_between(from, to))
+        .collect();
+    let samples: Vec<f64> = medians.iter().map(|m| m - overhead).collect();
+    medians.sort_by(f64::total_cmp);
+    let latency = medians.get(medians.len() / 2).copied().unwrap_or(clusters.centers[lo]) - overhead;
+    let start = on_plateau.iter().position(|&b| b).unwrap_or(0);
+    // A level that still serves its plateau share at the largest footprint backs the others;
+    // one that has lost part of it for good is a cache with a knee.
+    let dirty = dirty_points(points, clusters, lo, hi, plateau_share);
+    let capacity = knee(points, clusters, (lo, hi), plateau_share, start, resolution);
+    let role = match (dirty.last(), &capacity) {
+        (Some(false), _) | (None, _) => Role::Backing,
+        (Some(true), Some(_)) => Role::Cache,
+        (Some(true), None) => Role::Transient,
+    };
+    let capacity = if role == Role::Cache { capacity } else { None };
+    Some(Level { cluster: lo, last_cluster: hi, latency_cycles: latency, samples, plateau_share, role, capacity })
 }
 
 /// A level's plateau share: the median of its shares that come within 10% of the highest.
@@ -182,12 +216,12 @@ fn backing_latency(points: &[Point], clusters: &Clusters, levels: &[Level], over
     Some((median, samples))
 }
 
-/// Whether each point has lost part of level `c`'s share: for a pure level, more accesses above
-/// its latency than the stray slow ones seen where it is clean; for a mixture level, a drop of
-/// its own share beyond binomial noise and [`MIXTURE_DROP`].
-fn dirty_points(points: &[Point], clusters: &Clusters, c: usize, plateau_share: f64) -> Vec<bool> {
+/// Whether each point has lost part of the share of the level of clusters `lo..=hi`: for a pure
+/// level, more accesses above its latency than the stray slow ones seen where it is clean; for
+/// a mixture level, a drop of its own share beyond binomial noise and [`MIXTURE_DROP`].
+fn dirty_points(points: &[Point], clusters: &Clusters, lo: usize, hi: usize, plateau_share: f64) -> Vec<bool> {
     if plateau_share >= PURE_SHARE {
-        let deficit: Vec<f64> = points.iter().map(|p| 1.0 - share_in(clusters, &p.hist, 0, c)).collect();
+        let deficit: Vec<f64> = points.iter().map(|p| 1.0 - share_in(clusters, &p.hist, 0, hi)).collect();
         // Stray slow accesses: the typical deficit before the level clearly runs out.
         let end = deficit.iter().position(|d| *d > 0.05).unwrap_or(deficit.len());
         let mut clean: Vec<f64> = deficit[..end].to_vec();
@@ -207,7 +241,7 @@ fn dirty_points(points: &[Point], clusters: &Clusters, c: usize, plateau_share: 
             .iter()
             .map(|p| {
                 let n = p.hist.total().max(1) as f64;
-                let s = clusters.shares(&p.hist)[c];
+                let s = share_in(clusters, &p.hist, lo, hi);
                 let drop = plateau_share - s;
                 let sd = (plateau_share * (1.0 - plateau_share) / n).sqrt();
                 drop > Z_DIRTY * sd && drop > MIXTURE_DROP * plateau_share
@@ -216,33 +250,33 @@ fn dirty_points(points: &[Point], clusters: &Clusters, c: usize, plateau_share: 
     }
 }
 
-/// The knee of cache level `c` (plateau share `plateau_share`, first on its plateau at point
-/// `start`): the change point where its share leaves the plateau. A bracket no wider than
-/// `resolution` bytes (the sweep's stride) is as sharp as the sweep can be.
+/// The knee of the cache level of clusters `lo..=hi` (plateau share `plateau_share`, first on
+/// its plateau at point `start`): the change point where its share leaves the plateau. A bracket
+/// no wider than `resolution` bytes (the sweep's stride) is as sharp as the sweep can be.
 pub fn knee(
     points: &[Point],
     clusters: &Clusters,
-    c: usize,
+    (lo, hi): (usize, usize),
     plateau_share: f64,
     start: usize,
     resolution: u64,
 ) -> Option<Knee> {
-    let dirty = dirty_points(points, clusters, c, plateau_share);
+    let dirty = dirty_points(points, clusters, lo, hi, plateau_share);
     let n = points.len();
     let first = (start..n).find(|&i| dirty[i] && (i + 1 == n || dirty[i + 1]))?;
     let last_clean = (start..first).rev().find(|&i| !dirty[i])?;
     let violations = (start..first).filter(|&i| dirty[i]).count() + (first..n).filter(|&i| !dirty[i]).count();
-    let (lo, hi) = (points[last_clean].x, points[first].x);
-    let value = roundest(lo, hi, ROUND_TOLERANCE);
-    let own: Vec<f64> = points.iter().map(|p| clusters.shares(&p.hist)[c]).collect();
-    let separation = clusters.centers.get(c + 1).map(|n| n / clusters.centers[c]).unwrap_or(2.0);
+    let (x0, x1) = (points[last_clean].x, points[first].x);
+    let value = roundest(x0, x1, ROUND_TOLERANCE);
+    let own = shares_over(points, clusters, lo, hi);
+    let separation = clusters.centers.get(hi + 1).map(|n| n / clusters.centers[hi]).unwrap_or(2.0);
     let s_sep = ((separation - 1.0) / 0.25).clamp(0.0, 1.0);
-    let width = hi as f64 / lo as f64 - 1.0;
-    let s_width = if width <= 0.02 || hi - lo <= resolution { 1.0 } else { (0.02 / width).sqrt().max(0.3) };
+    let width = x1 as f64 / x0 as f64 - 1.0;
+    let s_width = if width <= 0.02 || x1 - x0 <= resolution { 1.0 } else { (0.02 / width).sqrt().max(0.3) };
     let s_clean = 1.0 / (1.0 + violations as f64);
     let depth = own[first..].iter().map(|s| 1.0 - s / plateau_share).fold(0.0, f64::max);
     let s_depth = (depth / 0.5).min(1.0);
-    let s_round = if (lo..=hi).contains(&value) { 1.0 } else { 0.85 };
+    let s_round = if (x0..=x1).contains(&value) { 1.0 } else { 0.85 };
     // Half of the share the level loses by the largest footprint.
     let target = 0.5 * (plateau_share + own[n - 1]);
     let half =
@@ -250,12 +284,12 @@ pub fn knee(
     // A set-associative LRU cache loses half its share within a third of its capacity beyond
     // the knee (a direct-mapped one; more ways, sooner); a broader fall means sets that fill
     // unevenly or a policy that keeps lines, and a knee that understates the capacity.
-    let breadth = half.map(|(a, b)| ((a as f64 * b as f64).sqrt() / lo as f64 - 1.0).max(0.0)).unwrap_or(0.0);
+    let breadth = half.map(|(a, b)| ((a as f64 * b as f64).sqrt() / x0 as f64 - 1.0).max(0.0)).unwrap_or(0.0);
     let s_breadth = if breadth <= MAX_BREADTH { 1.0 } else { MAX_BREADTH / breadth };
-    let boundary_cycles = clusters.bounds.get(c).copied().unwrap_or(f64::INFINITY);
+    let boundary_cycles = clusters.bounds.get(hi).copied().unwrap_or(f64::INFINITY);
     Some(Knee {
-        last_clean: lo,
-        first_dirty: hi,
+        last_clean: x0,
+        first_dirty: x1,
         value,
         confidence: s_sep * s_width * s_clean * s_depth * s_round * s_breadth,
         boundary_cycles,
@@ -406,6 +440,26 @@ mod tests {
         let backing: Vec<Role> = f.levels.iter().skip(2).map(|l| l.role).collect();
         assert_eq!(backing, vec![Role::Backing, Role::Backing]);
         assert!((f.backing.unwrap().0 - 650.0).abs() < 100.0);
+    }
+
+    #[test]
+    fn two_modes_of_one_level_are_one_cache() {
+        // Near-L2 hits at two latencies whose ratio drifts with the footprint: the clusters do
+        // not co-vary closely enough to merge, but they end at one knee.
+        let mb = 1u64 << 20;
+        let c = curve(vec![
+            point(8 * mb, &[(262, 3000), (306, 1000)]),
+            point(16 * mb, &[(262, 2000), (306, 2000)]),
+            point(24 * mb, &[(262, 1500), (306, 2500)]),
+            point(32 * mb, &[(700, 4000)]),
+            point(64 * mb, &[(700, 4000)]),
+        ]);
+        let f = fit(&c, 0.0);
+        let caches: Vec<&Level> = f.caches().collect();
+        assert_eq!(caches.len(), 1, "{:#?}", f.levels);
+        assert_eq!((caches[0].cluster, caches[0].last_cluster), (0, 1));
+        let k = caches[0].capacity.as_ref().unwrap();
+        assert_eq!((k.last_clean, k.first_dirty), (24 * mb, 32 * mb));
     }
 
     #[test]
