@@ -6,6 +6,10 @@
 // exactly one load and its use. Histogram kernels count the cycles in 2-cycle bins; trace
 // kernels record every access in shared memory and copy the record out at the end; they start
 // at element `start`, so that a host-written chain (a policy probe) can begin anywhere.
+//
+// Shared memory shrinks the L1 (they share one array), so the kernels keep theirs small: 16-bit
+// histogram bins (a launch times at most 65535 accesses) and 16-bit trace records (saturated).
+// Every kernel spells out its parameter list: the host checks its launches against this text.
 
 #define DISSECT_BIN_SHIFT 1
 #define DISSECT_BINS 2048
@@ -41,17 +45,28 @@ __device__ __forceinline__ u32 dissect_ld_const(u32 j) {
 }
 
 // Writes the visited elements only (a lap of n / stride accesses), so that huge footprints
-// cost nothing but their allocation.
+// cost nothing but their allocation. n is a multiple of stride.
 extern "C" __global__ void dissect_init(u32* a, u64 n, u64 stride) {
     u64 laps = n / stride;
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < laps; k += (u64)gridDim.x * blockDim.x)
-        a[k * stride] = (u32)(((k + 1) * stride) % n);
+        a[k * stride] = (u32)(((k + 1) % laps) * stride);
 }
 
-extern "C" __global__ void dissect_init64(u64* a, u64 n, u64 stride) {
+// Element offset of visit k inside its stride block: 0 for the first visit, otherwise a hashed
+// multiple of `unit` below `stride` (always 0 when unit is 0 or the stride is under two units).
+// It spreads the lines of a large-stride chase over the L2's slices and sets without changing
+// the pages the chase touches. The host's `dissect::launch::scatter` is the same function.
+__device__ __forceinline__ u64 dissect_scatter(u64 k, u64 stride, u64 unit) {
+    if (k == 0 || unit == 0 || stride < 2 * unit) return 0;
+    return (((k * 2654435761ull) & 0xFFFFFFFFull) % (stride / unit)) * unit;
+}
+
+extern "C" __global__ void dissect_init64(u64* a, u64 n, u64 stride, u64 unit) {
     u64 laps = n / stride;
-    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < laps; k += (u64)gridDim.x * blockDim.x)
-        a[k * stride] = ((k + 1) * stride) % n;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < laps; k += (u64)gridDim.x * blockDim.x) {
+        u64 next = (k + 1) % laps;
+        a[k * stride + dissect_scatter(k, stride, unit)] = next * stride + dissect_scatter(next, stride, unit);
+    }
 }
 
 // Reads a large buffer through L2 so that whatever was cached there is evicted.
@@ -63,7 +78,7 @@ extern "C" __global__ void dissect_flush(const u32* buf, u64 n, gb_probe* p) {
 }
 
 #define DISSECT_HIST_BODY(IDX, START, LOAD)                                             \
-    __shared__ u32 h[DISSECT_BINS];                                                     \
+    __shared__ unsigned short h[DISSECT_BINS];                                          \
     __shared__ u32 sink[1];                                                             \
     for (u32 b = 0; b < DISSECT_BINS; ++b) h[b] = 0;                                    \
     IDX j = START;                                                                      \
@@ -76,7 +91,7 @@ extern "C" __global__ void dissect_flush(const u32* buf, u64 n, gb_probe* p) {
         dissect_keep(sink, (u32)j);                                                     \
         u32 t1 = dissect_clock();                                                       \
         u32 bin = (t1 - t0) >> DISSECT_BIN_SHIFT;                                       \
-        h[bin < DISSECT_BINS ? bin : DISSECT_BINS - 1] += 1;                            \
+        h[bin < DISSECT_BINS ? bin : DISSECT_BINS - 1] += (unsigned short)1;            \
     }                                                                                   \
     gb_stamp_end(s, p);                                                                 \
     p->count += steps;                                                                  \
@@ -84,15 +99,20 @@ extern "C" __global__ void dissect_flush(const u32* buf, u64 n, gb_probe* p) {
     for (u32 b = 0; b < DISSECT_BINS; ++b)                                              \
         if (h[b]) hist[b] += h[b];
 
-#define DISSECT_HIST_KERNEL(NAME, LOAD)                                                 \
-extern "C" __global__ void NAME(const u32* __restrict__ a, u64 warm_steps, u64 steps,   \
-                                u64* hist, gb_probe* p) {                               \
-    DISSECT_HIST_BODY(u32, 0u, LOAD(a + j))                                             \
+extern "C" __global__ void dissect_hist_ca(const u32* __restrict__ a, u64 warm_steps, u64 steps, u64* hist,
+                                           gb_probe* p) {
+    DISSECT_HIST_BODY(u32, 0u, gb_ld_ca(a + j))
 }
 
-DISSECT_HIST_KERNEL(dissect_hist_ca, gb_ld_ca)
-DISSECT_HIST_KERNEL(dissect_hist_cg, gb_ld_cg)
-DISSECT_HIST_KERNEL(dissect_hist_nc, gb_ld_nc)
+extern "C" __global__ void dissect_hist_cg(const u32* __restrict__ a, u64 warm_steps, u64 steps, u64* hist,
+                                           gb_probe* p) {
+    DISSECT_HIST_BODY(u32, 0u, gb_ld_cg(a + j))
+}
+
+extern "C" __global__ void dissect_hist_nc(const u32* __restrict__ a, u64 warm_steps, u64 steps, u64* hist,
+                                           gb_probe* p) {
+    DISSECT_HIST_BODY(u32, 0u, gb_ld_nc(a + j))
+}
 
 extern "C" __global__ void dissect_hist_tex(u64 tex, u64 warm_steps, u64 steps, u64* hist, gb_probe* p) {
     DISSECT_HIST_BODY(u32, 0u, dissect_tex(tex, j))
@@ -113,7 +133,7 @@ extern "C" __global__ void dissect_timer(u64 warm_steps, u64 steps, u64* hist, g
 }
 
 #define DISSECT_TRACE_BODY(LOAD)                                                        \
-    extern __shared__ u32 rec[];                                                        \
+    extern __shared__ unsigned short rec[];                                             \
     __shared__ u32 sink[1];                                                             \
     u32 j = start;                                                                      \
     for (u64 i = 0; i < warm_steps; ++i) j = LOAD;                                      \
@@ -123,23 +143,29 @@ extern "C" __global__ void dissect_timer(u64 warm_steps, u64 steps, u64* hist, g
         j = LOAD;                                                                       \
         dissect_keep(sink, j);                                                          \
         u32 t1 = dissect_clock();                                                       \
-        rec[i] = t1 - t0;                                                               \
+        u32 dt = t1 - t0;                                                               \
+        rec[i] = (unsigned short)(dt < 0xFFFFu ? dt : 0xFFFFu);                         \
     }                                                                                   \
     for (u32 i = 0; i < steps; ++i) out[i] = rec[i];                                    \
     p->count += steps;                                                                  \
     p->sink = j;
 
-#define DISSECT_TRACE_KERNEL(NAME, LOAD)                                                \
-extern "C" __global__ void NAME(const u32* __restrict__ a, u32 start, u64 warm_steps,   \
-                                u32 steps, u32* out, gb_probe* p) {                     \
-    DISSECT_TRACE_BODY(LOAD(a + j))                                                     \
+extern "C" __global__ void dissect_trace_ca(const u32* __restrict__ a, u32 start, u64 warm_steps, u32 steps,
+                                            unsigned short* out, gb_probe* p) {
+    DISSECT_TRACE_BODY(gb_ld_ca(a + j))
 }
 
-DISSECT_TRACE_KERNEL(dissect_trace_ca, gb_ld_ca)
-DISSECT_TRACE_KERNEL(dissect_trace_cg, gb_ld_cg)
-DISSECT_TRACE_KERNEL(dissect_trace_nc, gb_ld_nc)
+extern "C" __global__ void dissect_trace_cg(const u32* __restrict__ a, u32 start, u64 warm_steps, u32 steps,
+                                            unsigned short* out, gb_probe* p) {
+    DISSECT_TRACE_BODY(gb_ld_cg(a + j))
+}
 
-extern "C" __global__ void dissect_trace_tex(u64 tex, u32 start, u64 warm_steps, u32 steps, u32* out,
+extern "C" __global__ void dissect_trace_nc(const u32* __restrict__ a, u32 start, u64 warm_steps, u32 steps,
+                                            unsigned short* out, gb_probe* p) {
+    DISSECT_TRACE_BODY(gb_ld_nc(a + j))
+}
+
+extern "C" __global__ void dissect_trace_tex(u64 tex, u32 start, u64 warm_steps, u32 steps, unsigned short* out,
                                              gb_probe* p) {
     DISSECT_TRACE_BODY(dissect_tex(tex, j))
 }

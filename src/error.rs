@@ -86,6 +86,15 @@ pub enum Error {
         /// The full compiler log.
         log: String,
     },
+    /// A kernel launch was refused on the host: its arguments do not match the kernel's
+    /// parameters, or an index it would use lies outside a buffer.
+    #[error("launch of {kernel} refused: {reason}")]
+    Launch {
+        /// Kernel name.
+        kernel: String,
+        /// What does not fit.
+        reason: String,
+    },
     /// A kernel produced a wrong result.
     #[error("{what} produced a wrong result: {detail}")]
     Verification {
@@ -155,6 +164,7 @@ impl Error {
             Error::Cuda { .. }
             | Error::OutOfMemory { .. }
             | Error::KernelCompile { .. }
+            | Error::Launch { .. }
             | Error::Verification { .. }
             | Error::Watchdog { .. } => exit::BENCH_FAILURE,
             Error::BenchProcess { code, .. } => *code,

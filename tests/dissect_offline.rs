@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use gpubench::dissect::backend::{Backend, ChaseRequest, TraceRequest};
-use gpubench::dissect::data::{DeviceInfo, Path as SweepPath, Point};
+use gpubench::dissect::data::{DeviceInfo, Histogram, Path as SweepPath, Point};
+use gpubench::dissect::launch;
 use gpubench::dissect::output::{self, PLOTS_DIR, REPORT_FILE, RESULTS_FILE, SWEEPS_FILE};
 use gpubench::dissect::plan::{self, Options};
 use gpubench::dissect::sim::{SimConfig, SimGpu};
@@ -43,7 +44,7 @@ fn a_saved_simulated_run_gives_the_same_facts_offline() {
     let plots = std::fs::read_dir(dir.path().join(PLOTS_DIR)).unwrap().count();
     assert!(plots >= 15, "{plots} plots");
     let svg = std::fs::read_to_string(dir.path().join(PLOTS_DIR).join("size_ca.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("16384 B"), "the knee is labelled in the plot");
+    assert!(svg.starts_with("<svg") && svg.contains("\n16 KiB\n"), "the knee is labelled in the plot");
 }
 
 #[test]
@@ -84,6 +85,117 @@ fn recorded_device_sweeps_give_the_device_answers() {
     println!("{checked} recorded dissect folders give the device's facts");
 }
 
+/// The first H200 run (driver 580, CUDA 13.0) against NVIDIA's published Hopper figures and the
+/// `latency` family's measurements on the same GPU model. These figures live here, never in the
+/// inference. Published: 32-byte sectors in 128-byte L1 lines, 256 KiB of L1 and shared memory
+/// per SM with up to 228 KiB shared (so 28 KiB of L1 at the largest carveout), a 60 MiB L2 in
+/// two partitions. The `latency` family: L2 hits about 287 cycles up to 16 MiB, about 670 at
+/// 64 MiB and beyond.
+#[test]
+fn the_first_h200_run_agrees_with_published_hopper_figures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dissect/h200-run1");
+    let sweeps = output::read_sweeps(&dir).unwrap();
+    let d = analyze(&sweeps);
+    let kib = 1024.0;
+    let mib = 1024.0 * kib;
+    for p in ["l1", "ro", "tex"] {
+        assert_eq!(d.number(&format!("{p}.fetch_bytes")), Some(32.0), "{p}: 32-byte sectors");
+    }
+    // That run left the driver's carveout: its L1 was the smallest, below 28 KiB.
+    let l1 = d.number("l1.size_bytes").unwrap();
+    assert!(l1 <= 28.0 * kib && l1 >= 16.0 * kib, "{l1}");
+    assert!(d.number("l1.carveout_100.size_bytes").unwrap() <= 28.0 * kib);
+    let most = d.number("l1.carveout_0.size_bytes").unwrap();
+    assert!(most <= 256.0 * kib && most >= 192.0 * kib, "{most}");
+    // Its traces showed no miss at all: no line, sets or ways may be read from them.
+    for f in ["l1.line_bytes", "l1.sets", "l1.ways", "l1.set_mapping", "l1.replacement"] {
+        assert!(d.fact(f).is_none(), "{f}: {:?}", d.fact(f));
+    }
+    // The L2: the near partition as one SM sees it, then the far one; neither beyond 60 MiB,
+    // the near one no more than half.
+    let near = d.number("l2.near_bytes").unwrap();
+    let whole = d.number("l2.size_bytes").unwrap();
+    assert!(near <= 30.0 * mib && near >= 20.0 * mib, "{near}");
+    assert!(whole <= 60.0 * mib && whole >= 1.5 * near, "{whole}");
+    let median = |name: &str| {
+        let mut v = d.latencies.iter().find(|l| l.name == name).unwrap().samples.clone();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (near_hit, far_hit, dram) = (median("l2.near.hit"), median("l2.far.hit"), median("dram"));
+    assert!(near_hit > 250.0 && near_hit < 300.0, "{near_hit}");
+    assert!(far_hit > near_hit + 100.0 && far_hit < dram, "{far_hit}");
+    assert!(dram > 600.0 && dram < 750.0, "{dram}");
+    assert_eq!(d.number("l2.fetch_bytes"), Some(64.0), "the L2 fetches two sectors from DRAM");
+    assert_eq!(d.number("l2.cold_miss_bytes"), Some(64.0));
+}
+
+/// Answers every request of the plan without simulating caches, after building and checking
+/// the launches the GPU would make: a plan sized from a real device stays inside every kernel's
+/// bounds.
+struct Launches {
+    device: DeviceInfo,
+    checked: usize,
+}
+
+impl Backend for Launches {
+    fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+    fn timer_overhead(&mut self) -> gpubench::Result<f64> {
+        launch::check(&self.device, &launch::timer(256, 8192))?;
+        Ok(15.0)
+    }
+    fn chase(&mut self, req: &ChaseRequest) -> gpubench::Result<Point> {
+        let l = launch::chase(&self.device, req, 1)?;
+        self.checked += 1 + l.init.iter().count();
+        // Hits below one capacity, misses beyond: every stage that follows knees runs.
+        let lat = if req.footprint <= 64 << 10 { 40 } else { 300 };
+        let hist = Histogram::of_latencies(2, &vec![lat; req.steps as usize]);
+        Ok(Point { x: req.footprint, steps: req.steps, mean_cycles: lat as f64, hist })
+    }
+    fn trace(&mut self, req: &TraceRequest) -> gpubench::Result<Vec<u32>> {
+        let l = launch::trace(&self.device, req, 1)?;
+        self.checked += 2 + l.flush.iter().count();
+        let lap = req.footprint / req.stride;
+        Ok((0..req.steps).map(|i| if req.footprint > 64 << 10 && i % lap == 0 { 300 } else { 40 }).collect())
+    }
+    fn sequence_trace(
+        &mut self,
+        path: SweepPath,
+        footprint: u64,
+        offsets: &[u64],
+        carveout: Option<u32>,
+    ) -> gpubench::Result<Vec<u32>> {
+        launch::sequence(&self.device, path, footprint, offsets, carveout, 1)?;
+        self.checked += 1;
+        Ok(vec![300; offsets.len()])
+    }
+    fn smem_stride(&mut self, s: u32) -> gpubench::Result<f64> {
+        launch::smem_chase(&self.device, s, 1024)?;
+        self.checked += 1;
+        Ok(29.0)
+    }
+    fn const_divergent(&mut self, d: u32) -> gpubench::Result<f64> {
+        launch::const_divergent(&self.device, d, 1024)?;
+        self.checked += 1;
+        Ok(20.0 * d as f64)
+    }
+}
+
+#[test]
+fn the_plan_for_an_h200_stays_inside_every_kernels_bounds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dissect/h200-run1");
+    let mut device = output::read_sweeps(&dir).unwrap().device;
+    device.max_texture_elements = Some(1 << 27);
+    let mut b = Launches { device, checked: 0 };
+    let sweeps = plan::run(&mut b, Options::DEFAULT, 0, None, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert!(b.checked > 1000, "{} launches", b.checked);
+    assert!(!sweeps.banks.is_empty() && !sweeps.const_divergence.is_empty(), "every stage ran");
+    let tlb = sweeps.curves.iter().filter(|c| c.id.starts_with("tlb/")).count();
+    assert!(tlb >= 10, "{tlb} TLB strides");
+}
+
 /// A backend whose launches start failing after a while, like a GPU that hits an error.
 struct FailingAfter {
     inner: SimGpu,
@@ -118,8 +230,14 @@ impl Backend for FailingAfter {
         self.tick()?;
         self.inner.trace(req)
     }
-    fn sequence_trace(&mut self, path: SweepPath, footprint: u64, offsets: &[u64]) -> gpubench::Result<Vec<u32>> {
-        self.inner.sequence_trace(path, footprint, offsets)
+    fn sequence_trace(
+        &mut self,
+        path: SweepPath,
+        footprint: u64,
+        offsets: &[u64],
+        carveout: Option<u32>,
+    ) -> gpubench::Result<Vec<u32>> {
+        self.inner.sequence_trace(path, footprint, offsets, carveout)
     }
     fn smem_stride(&mut self, s: u32) -> gpubench::Result<f64> {
         self.inner.smem_stride(s)

@@ -3,7 +3,7 @@
 
 use gpubench::dissect::infer::{Dissection, analyze};
 use gpubench::dissect::plan::{self, Options};
-use gpubench::dissect::sim::{Geometry, Mapping, Policy, SimConfig, SimGpu};
+use gpubench::dissect::sim::{Geometry, Mapping, Partitions, Policy, SimConfig, SimGpu};
 
 fn dissect(cfg: SimConfig) -> Dissection {
     let mut gpu = SimGpu::new(cfg);
@@ -176,6 +176,71 @@ fn read_only_and_texture_caches_of_their_own() {
     expect(&d, "tex.line_bytes", 32.0);
     expect(&d, "tex.ways", 4.0);
     expect(&d, "tex.sets", 16.0);
+}
+
+/// Seen from one SM, an L2 of two partitions of 128 KiB with pseudo-randomly hashed sets (as
+/// the H200's L2 behaves): the near partition holds every line the SM reads until it overflows;
+/// beyond, the far-homed half hits in the far partition (which overflows at twice its size) and
+/// the near-homed half comes from DRAM. DRAM latency is broad. The near capacity, the far/near
+/// split and the whole L2 must come out, each at or below what was planted (a hashed cache
+/// starts missing before it is full), never one taken for the other.
+#[test]
+fn two_partitions_seen_from_one_sm() {
+    let mut cfg = SimConfig::small("two partitions");
+    let partition =
+        Geometry { sets: 64, ways: 16, line: 128, sector: 32, policy: Policy::Lru, mapping: Mapping::Hashed };
+    cfg.l2_partitions = Some(Partitions {
+        partition,
+        near_cycles: 220.0,
+        far_cycles: 380.0,
+        dram_near_cycles: 500.0,
+        dram_far_cycles: 660.0,
+    });
+    cfg.dram_jitter = 0.08;
+    let d = dissect(cfg.clone());
+    let near = d.number("l2.near_bytes").expect("near capacity");
+    let whole = d.number("l2.size_bytes").expect("whole L2");
+    let part = partition.bytes() as f64;
+    assert!(near <= part && near >= 0.5 * part, "near {near} of {part}: {:?}", d.fact("l2.near_bytes"));
+    assert!(whole <= 2.0 * part && whole >= 1.0 * part, "whole {whole}: {:?}", d.fact("l2.size_bytes"));
+    let latency = |name: &str| {
+        let l = d.latencies.iter().find(|l| l.name == name).unwrap_or_else(|| panic!("no {name}: {:?}", d.latencies));
+        let mut v = l.samples.clone();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2] + cfg.timer_overhead
+    };
+    assert!((latency("l2.near.hit") - 220.0).abs() < 10.0);
+    assert!((latency("l2.far.hit") - 380.0).abs() < 15.0, "{}", latency("l2.far.hit"));
+    let dram = latency("dram");
+    assert!(dram > 480.0 && dram < 700.0, "{dram}");
+    assert!(d.fact("l2.size_bytes").unwrap().method.contains("% of accesses"), "the far level serves a share");
+    expect(&d, "l2.cold_miss_bytes", 32.0);
+    expect_text(&d, "l2.prefetch", "no");
+}
+
+/// A pseudo-randomly hashed L1 with random replacement: the line comes out, the policy is not
+/// LRU, and what the traces cannot pin down (the set count of a cache whose first set overflows
+/// before it is full) is not reported with confidence.
+#[test]
+fn hashed_random_l1_is_not_read_with_false_confidence() {
+    let g = l1_geometry(32, 4, 128, 32, Policy::Random, Mapping::Hashed);
+    let d = dissect(with_l1("hashed random", g, vec![(100, 4)], 3));
+    expect(&d, "l1.fetch_bytes", 32.0);
+    expect(&d, "l1.line_bytes", 128.0);
+    // Unevenly filled sets overflow long before the cache is full: the knee understates the
+    // capacity, and says so by its confidence.
+    let size = d.fact("l1.size_bytes").expect("a capacity");
+    let bytes = d.number("l1.size_bytes").unwrap();
+    assert!(bytes <= g.bytes() as f64, "{size:?}");
+    assert!(bytes >= 0.5 * g.bytes() as f64 || size.confidence <= 0.3, "{size:?}");
+    expect_text(&d, "l1.replacement", "non-lru");
+    if let Some(w) = d.number("l1.ways") {
+        assert_eq!(w, 3.0, "ways in the trace kernel");
+    }
+    if let Some(f) = d.fact("l1.sets") {
+        let sets = d.number("l1.sets").unwrap();
+        assert!(sets == 32.0 || f.confidence <= 0.3, "{f:?}");
+    }
 }
 
 #[test]

@@ -24,7 +24,9 @@ pub struct ChaseRequest {
     pub carveout_percent: Option<u32>,
 }
 
-/// One per-access trace; like [`ChaseRequest`], recording every timed access.
+/// One per-access trace; like [`ChaseRequest`], recording every timed access. Every trace
+/// launch reserves the same shared memory for its record, so that all traces of a run see the
+/// same L1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceRequest {
     /// Load path.
@@ -39,6 +41,8 @@ pub struct TraceRequest {
     pub steps: u64,
     /// Flush the caches (L2 included) after initialising the array and before the launch.
     pub cold: bool,
+    /// Preferred shared-memory carveout, percent; `None` leaves the driver's choice.
+    pub carveout_percent: Option<u32>,
 }
 
 /// A machine the dissect plan can measure.
@@ -57,7 +61,13 @@ pub trait Backend {
 
     /// Records one pass over `offsets` (bytes, visited in order, each at most once) in a
     /// freshly launched kernel: the policy probes' access sequences.
-    fn sequence_trace(&mut self, path: Path, footprint: u64, offsets: &[u64]) -> Result<Vec<u32>>;
+    fn sequence_trace(
+        &mut self,
+        path: Path,
+        footprint: u64,
+        offsets: &[u64],
+        carveout: Option<u32>,
+    ) -> Result<Vec<u32>>;
 
     /// Cycles per shared-memory access of one warp whose threads are `stride_words` 4-byte
     /// words apart.

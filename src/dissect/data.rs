@@ -213,6 +213,9 @@ pub struct Trace {
     pub warm_steps: u64,
     /// Whether the caches were flushed before the launch (cold-miss traces).
     pub cold: bool,
+    /// Preferred shared-memory carveout the trace kernel ran with, percent, if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carveout_percent: Option<u32>,
     /// Cycles of each recorded access (timer overhead included).
     pub latencies: Vec<u32>,
     /// Byte offsets visited in order, for a sequence trace (empty for a strided chase).
@@ -256,6 +259,9 @@ pub struct DeviceInfo {
     pub max_trace_steps: u64,
     /// Constant memory a kernel may use, bytes.
     pub const_bytes: u64,
+    /// Elements a texture object over linear memory may span (absent in older records).
+    #[serde(default)]
+    pub max_texture_elements: Option<u64>,
 }
 
 /// Everything a dissect run measured.

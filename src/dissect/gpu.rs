@@ -1,21 +1,21 @@
 //! The GPU as a dissect [`Backend`]: the kernels of `kernels/dissect.cu` (and the shared-memory
-//! chase of `kernels/shared_banks.cu`) over buffers that grow as the plan needs them.
+//! chase of `kernels/shared_banks.cu`) over buffers that grow as the plan needs them. Every
+//! launch comes from [`super::launch`] and is checked there (arguments against the kernel's
+//! parameters, indices against the buffers) before it reaches the driver.
 
 use cudarc::driver::sys::{self, CUfunction_attribute as FA};
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use super::backend::{Backend, ChaseRequest, TraceRequest};
 use super::data::{DeviceInfo, HIST_BIN_CYCLES, HIST_BINS, Histogram, Path, Point};
+use super::launch::{self, Arg, Buf, CONST_ELEMENTS, Grid, Launch, Source};
 use crate::device::{CompiledKernels, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
-use crate::families::{SINGLE_THREAD, full_grid, shared_banks};
+use crate::families::full_grid;
 use crate::harness::Probe;
 use crate::kernels;
 
-/// Elements of the kernels' `__constant__` array.
-const CONST_ELEMENTS: u64 = 16384;
-/// Per-access records a trace launch keeps in shared memory: with the kernel's static sink word
-/// they stay under the 48 KiB a block may use without opting in.
+/// Per-access records a trace launch keeps in shared memory (16-bit each, 24000 bytes).
 const TRACE_RECORDS: u64 = 12000;
 /// Timed accesses of a shared-memory stride point and of a constant-divergence point.
 const TABLE_STEPS: u32 = 1024;
@@ -30,9 +30,10 @@ pub struct GpuBackend<'g> {
     buf64: Option<CudaSlice<u64>>,
     flush: Option<CudaSlice<u32>>,
     hist: CudaSlice<u64>,
-    out: CudaSlice<u32>,
+    out: CudaSlice<u16>,
+    max_cycles: CudaSlice<u64>,
     probe: Probe,
-    max_tex_elements: u64,
+    clock: Probe,
 }
 
 impl<'g> GpuBackend<'g> {
@@ -48,24 +49,27 @@ impl<'g> GpuBackend<'g> {
             attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY)?.min(CONST_ELEMENTS * 4);
         let max_tex_elements = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH)?;
         let (free, _) = gpu.memory_info()?;
+        let optin = gpu.identity().smem_per_block_optin;
         let device = DeviceInfo {
             identity: gpu.identity().clone(),
             free_bytes: free as u64,
-            max_trace_steps: TRACE_RECORDS.min(gpu.identity().smem_per_block_optin / 8),
+            max_trace_steps: TRACE_RECORDS.min(optin / 4 / launch::RECORD_BYTES),
             const_bytes,
+            max_texture_elements: Some(max_tex_elements),
         };
         Ok(GpuBackend {
             gpu,
             hist: gpu.alloc_zeros::<u64>(HIST_BINS, "the latency histogram")?,
-            out: gpu.alloc_zeros::<u32>(TRACE_RECORDS as usize, "the trace record")?,
+            out: gpu.alloc_zeros::<u16>(device.max_trace_steps as usize, "the trace record")?,
+            max_cycles: gpu.alloc_zeros::<u64>(1, "the max-cycles counter")?,
             probe: Probe::new(gpu)?,
+            clock: Probe::new(gpu)?,
             device,
             k,
             smem,
             buf: None,
             buf64: None,
             flush: None,
-            max_tex_elements,
         })
     }
 
@@ -74,37 +78,90 @@ impl<'g> GpuBackend<'g> {
         vec![self.k.provenance.clone(), self.smem.provenance.clone()]
     }
 
-    fn f(&self, name: &str) -> Result<CudaFunction> {
-        self.k.function(name)
+    fn function(&self, l: &Launch) -> Result<CudaFunction> {
+        match l.source {
+            Source::Dissect => self.k.function(l.kernel),
+            Source::SharedBanks => self.smem.function(l.kernel),
+        }
     }
 
-    /// A u32 buffer of at least `elements`, initialised for a chase at `stride` elements over `n`.
-    fn chase_array(&mut self, n: u64, stride: u64) -> Result<()> {
-        if self.buf.as_ref().is_none_or(|b| (b.len() as u64) < n) {
-            self.buf = None;
-            self.buf = Some(self.gpu.alloc_zeros::<u32>(n as usize, "the chase array")?);
+    fn capacity(&self, b: Buf) -> u64 {
+        let len = |n: Option<usize>| n.unwrap_or(0) as u64;
+        match b {
+            Buf::Chase => len(self.buf.as_ref().map(|b| b.len())),
+            Buf::Chase64 => len(self.buf64.as_ref().map(|b| b.len())),
+            Buf::Flush => len(self.flush.as_ref().map(|b| b.len())),
+            Buf::Hist => self.hist.len() as u64,
+            Buf::Trace => self.out.len() as u64,
+            Buf::MaxCycles => self.max_cycles.len() as u64,
+            Buf::Probe | Buf::Clock => 1,
         }
-        let init = self.f("dissect_init")?;
-        let cfg = full_grid(self.gpu.identity(), 256);
-        let buf = self.buf.as_ref().expect("allocated above");
-        // SAFETY: dissect_init(u32*, u64 n, u64 stride) writes elements k * stride < n.
-        unsafe { self.gpu.stream().launch_builder(&init).arg(buf).arg(&n).arg(&stride).launch(cfg) }
-            .map(|_| ())
-            .cuda_context(|| "launching dissect_init".into())
     }
 
-    fn chase_array64(&mut self, n: u64, stride: u64) -> Result<()> {
-        if self.buf64.as_ref().is_none_or(|b| (b.len() as u64) < n) {
-            self.buf64 = None;
-            self.buf64 = Some(self.gpu.alloc_zeros::<u64>(n as usize, "the TLB chase array")?);
+    /// Grows the chase arrays and the flush buffer to what `l` needs.
+    fn ensure(&mut self, l: &Launch) -> Result<()> {
+        for &(b, n) in &l.needs {
+            if self.capacity(b) >= n {
+                continue;
+            }
+            match b {
+                Buf::Chase => {
+                    self.buf = None;
+                    self.buf = Some(self.gpu.alloc_zeros::<u32>(n as usize, "the chase array")?);
+                }
+                Buf::Chase64 => {
+                    self.buf64 = None;
+                    self.buf64 = Some(self.gpu.alloc_zeros::<u64>(n as usize, "the TLB chase array")?);
+                }
+                Buf::Flush => self.flush = Some(self.gpu.alloc_zeros::<u32>(n as usize, "the L2 flush buffer")?),
+                _ => {}
+            }
         }
-        let init = self.f("dissect_init64")?;
-        let cfg = full_grid(self.gpu.identity(), 256);
-        let buf = self.buf64.as_ref().expect("allocated above");
-        // SAFETY: dissect_init64(u64*, u64 n, u64 stride) writes elements k * stride < n.
-        unsafe { self.gpu.stream().launch_builder(&init).arg(buf).arg(&n).arg(&stride).launch(cfg) }
-            .map(|_| ())
-            .cuda_context(|| "launching dissect_init64".into())
+        Ok(())
+    }
+
+    /// Launches `l` after checking it against the kernel's parameters and the buffers.
+    fn run(&mut self, l: &Launch) -> Result<()> {
+        self.ensure(l)?;
+        l.check_signature()?;
+        l.check_buffers(|b| self.capacity(b))?;
+        let f = self.function(l)?;
+        let carveout = l.carveout.map(|p| p.min(100) as i32).unwrap_or(-1);
+        f.set_attribute(FA::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
+            .cuda_context(|| format!("setting the preferred shared-memory carveout of {} to {carveout}", l.kernel))?;
+        if l.dynamic_smem > 0 {
+            f.set_attribute(FA::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, l.dynamic_smem as i32)
+                .cuda_context(|| format!("allowing {} B of dynamic shared memory to {}", l.dynamic_smem, l.kernel))?;
+        }
+        let grid_dim = match l.grid {
+            Grid::One => (1, 1, 1),
+            Grid::Full => full_grid(self.gpu.identity(), l.block).grid_dim,
+        };
+        let cfg = LaunchConfig { grid_dim, block_dim: (l.block, 1, 1), shared_mem_bytes: l.dynamic_smem };
+        let u32s: Vec<u32> = l.args.iter().filter_map(|a| if let Arg::U32(v) = a { Some(*v) } else { None }).collect();
+        let u64s: Vec<u64> = l.args.iter().filter_map(|a| if let Arg::U64(v) = a { Some(*v) } else { None }).collect();
+        let (mut i32s, mut i64s) = (u32s.iter(), u64s.iter());
+        let stream = self.gpu.stream().clone();
+        let mut b = stream.launch_builder(&f);
+        let missing =
+            |what: &str| Error::Launch { kernel: l.kernel.into(), reason: format!("{what} is not allocated") };
+        for a in &l.args {
+            match a {
+                Arg::U32(_) => b.arg(i32s.next().expect("counted above")),
+                Arg::U64(_) => b.arg(i64s.next().expect("counted above")),
+                Arg::Buf(Buf::Chase) => b.arg(self.buf.as_ref().ok_or_else(|| missing("the chase array"))?),
+                Arg::Buf(Buf::Chase64) => b.arg(self.buf64.as_ref().ok_or_else(|| missing("the TLB chase array"))?),
+                Arg::Buf(Buf::Flush) => b.arg(self.flush.as_ref().ok_or_else(|| missing("the flush buffer"))?),
+                Arg::Buf(Buf::Hist) => b.arg(&self.hist),
+                Arg::Buf(Buf::Trace) => b.arg(&self.out),
+                Arg::Buf(Buf::MaxCycles) => b.arg(&self.max_cycles),
+                Arg::Buf(Buf::Probe) => b.arg(self.probe.buffer()),
+                Arg::Buf(Buf::Clock) => b.arg(self.clock.buffer()),
+            };
+        }
+        // SAFETY: the arguments match the kernel's parameter list (checked above against the
+        // source), and every buffer holds the elements the kernel indexes (checked above).
+        unsafe { b.launch(cfg) }.map(|_| ()).cuda_context(|| format!("launching {}", l.kernel))
     }
 
     fn const_pattern(&mut self, n: u64, stride: u64, identity: bool) -> Result<()> {
@@ -118,108 +175,23 @@ impl<'g> GpuBackend<'g> {
             .module()
             .get_global("dissect_const", self.gpu.stream())
             .cuda_context(|| "finding the constant array".into())?;
+        if (sym.len() as u64) < bytes.len() as u64 {
+            return Err(Error::Launch {
+                kernel: "dissect_hist_const".into(),
+                reason: format!("the constant array holds {} B, not {}", sym.len(), bytes.len()),
+            });
+        }
         self.gpu.stream().memcpy_htod(&bytes, &mut sym).cuda_context(|| "writing the constant array".into())
     }
 
+    /// A texture object over the first `n` elements of the chase array.
     fn texture(&self, n: u64) -> Result<Texture> {
-        if n > self.max_tex_elements {
-            return Err(Error::Usage(format!(
-                "a texture of {n} elements exceeds the device's linear texture width {}",
-                self.max_tex_elements
-            )));
-        }
-        let buf = self.buf.as_ref().expect("the chase array exists before its texture");
+        let buf = self.buf.as_ref().filter(|b| b.len() as u64 >= n).ok_or_else(|| Error::Launch {
+            kernel: "a texture chase".into(),
+            reason: format!("the chase array holds fewer than {n} elements"),
+        })?;
         let (ptr, _sync) = buf.device_ptr(self.gpu.stream());
         Texture::create(ptr, n * 4)
-    }
-
-    fn flush_l2(&mut self) -> Result<()> {
-        let n = (4 * self.device.identity.l2_bytes / 4).max(1 << 20);
-        if self.flush.is_none() {
-            self.flush = Some(self.gpu.alloc_zeros::<u32>(n as usize, "the L2 flush buffer")?);
-        }
-        let f = self.f("dissect_flush")?;
-        let cfg = full_grid(self.gpu.identity(), 256);
-        let buf = self.flush.as_ref().expect("allocated above");
-        // SAFETY: dissect_flush(const u32*, u64, gb_probe*) reads n elements.
-        unsafe { self.gpu.stream().launch_builder(&f).arg(buf).arg(&n).arg(self.probe.buffer()).launch(cfg) }
-            .map(|_| ())
-            .cuda_context(|| "launching dissect_flush".into())
-    }
-
-    fn set_carveout(&self, f: &CudaFunction, percent: Option<u32>) -> Result<()> {
-        let v = percent.map(|p| p.min(100) as i32).unwrap_or(-1);
-        f.set_attribute(FA::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, v)
-            .cuda_context(|| format!("setting the preferred shared-memory carveout to {v}"))
-    }
-
-    /// Launches the trace kernel of `path` over the first `n` elements of the chase array,
-    /// starting at element `start`.
-    fn run_trace(
-        &mut self,
-        path: Path,
-        n: u64,
-        start: u32,
-        warm_steps: u64,
-        steps: u64,
-        cold: bool,
-    ) -> Result<Vec<u32>> {
-        if steps > self.device.max_trace_steps {
-            return Err(Error::Usage(format!("a trace of {steps} records exceeds {}", self.device.max_trace_steps)));
-        }
-        let name = match path {
-            Path::Ca => "dissect_trace_ca",
-            Path::Cg => "dissect_trace_cg",
-            Path::Nc => "dissect_trace_nc",
-            Path::Tex => "dissect_trace_tex",
-            Path::Const | Path::Tlb => {
-                return Err(Error::Usage(format!("no trace kernel for the {} path", path.label())));
-            }
-        };
-        let f = self.f(name)?;
-        self.probe.set(self.gpu, 0)?;
-        if cold {
-            self.flush_l2()?;
-        }
-        let (warm, steps) = (warm_steps, steps as u32);
-        let cfg = one_thread(steps * 4);
-        let stream = self.gpu.stream().clone();
-        let launched = if path == Path::Tex {
-            let tex = self.texture(n)?;
-            let handle: u64 = tex.0;
-            // SAFETY: dissect_trace_tex(u64, u32, u64, u32, u32* out[steps], gb_probe*).
-            let r = unsafe {
-                stream
-                    .launch_builder(&f)
-                    .arg(&handle)
-                    .arg(&start)
-                    .arg(&warm)
-                    .arg(&steps)
-                    .arg(&self.out)
-                    .arg(self.probe.buffer())
-                    .launch(cfg)
-            };
-            self.gpu.synchronize("a texture trace")?;
-            r
-        } else {
-            let buf = self.buf.as_ref().expect("allocated");
-            // SAFETY: dissect_trace_*(const u32*, u32, u64, u32, u32* out[steps], gb_probe*).
-            unsafe {
-                stream
-                    .launch_builder(&f)
-                    .arg(buf)
-                    .arg(&start)
-                    .arg(&warm)
-                    .arg(&steps)
-                    .arg(&self.out)
-                    .arg(self.probe.buffer())
-                    .launch(cfg)
-            }
-        };
-        launched.cuda_context(|| format!("launching {name}"))?;
-        let mut out = self.gpu.download(&self.out, "the trace record")?;
-        out.truncate(steps as usize);
-        Ok(out)
     }
 
     fn read_hist(&mut self) -> Result<(Histogram, u64, u64)> {
@@ -231,6 +203,28 @@ impl<'g> GpuBackend<'g> {
     fn reset(&mut self) -> Result<()> {
         self.gpu.zero(&mut self.hist, "the latency histogram")?;
         self.probe.set(self.gpu, 0)
+    }
+
+    /// Runs a trace launch (with a texture over the chase array where it reads one) and returns
+    /// its records.
+    fn run_trace(&mut self, plan: launch::TraceLaunches, rebuild: impl Fn(u64) -> Result<Launch>) -> Result<Vec<u32>> {
+        self.probe.set(self.gpu, 0)?;
+        for l in plan.init.iter().chain(plan.flush.iter()) {
+            self.run(l)?;
+        }
+        let steps = plan.trace.needs.iter().find(|(b, _)| *b == Buf::Trace).map(|(_, n)| *n).unwrap_or(0) as usize;
+        match plan.texture_elements {
+            Some(n) => {
+                self.ensure(&plan.trace)?;
+                let tex = self.texture(n)?;
+                self.run(&rebuild(tex.0)?)?;
+                self.gpu.synchronize("a texture trace")?;
+            }
+            None => self.run(&plan.trace)?,
+        }
+        let mut out = self.gpu.download(&self.out, "the trace record")?;
+        out.truncate(steps);
+        Ok(out.into_iter().map(u32::from).collect())
     }
 }
 
@@ -267,10 +261,6 @@ impl Drop for Texture {
     }
 }
 
-fn one_thread(smem: u32) -> LaunchConfig {
-    LaunchConfig { shared_mem_bytes: smem, ..SINGLE_THREAD }
-}
-
 impl Backend for GpuBackend<'_> {
     fn device(&self) -> &DeviceInfo {
         &self.device
@@ -278,184 +268,75 @@ impl Backend for GpuBackend<'_> {
 
     fn timer_overhead(&mut self) -> Result<f64> {
         self.reset()?;
-        let f = self.f("dissect_timer")?;
-        let (warm, steps) = (256u64, 8192u64);
-        // SAFETY: dissect_timer(u64, u64, u64* hist[2048], gb_probe*).
-        unsafe {
-            self.gpu
-                .stream()
-                .launch_builder(&f)
-                .arg(&warm)
-                .arg(&steps)
-                .arg(&self.hist)
-                .arg(self.probe.buffer())
-                .launch(one_thread(0))
-        }
-        .cuda_context(|| "launching dissect_timer".into())?;
+        self.run(&launch::timer(256, 8192))?;
         let (h, _, _) = self.read_hist()?;
         Ok(h.median_between(0.0, f64::INFINITY).unwrap_or(0.0))
     }
 
     fn chase(&mut self, req: &ChaseRequest) -> Result<Point> {
-        let el = req.path.element_bytes();
-        let (n, stride) = (req.footprint / el, (req.stride / el).max(1));
+        let plan = launch::chase(&self.device, req, 0)?;
         self.reset()?;
-        let name = match req.path {
-            Path::Ca => "dissect_hist_ca",
-            Path::Cg => "dissect_hist_cg",
-            Path::Nc => "dissect_hist_nc",
-            Path::Tex => "dissect_hist_tex",
-            Path::Const => "dissect_hist_const",
-            Path::Tlb => "dissect_hist_tlb",
-        };
-        let f = self.f(name)?;
-        self.set_carveout(&f, req.carveout_percent)?;
-        let (warm, steps) = (req.warm_steps, req.steps);
-        let stream = self.gpu.stream().clone();
-        let launched = match req.path {
-            Path::Const => {
-                if n > CONST_ELEMENTS {
-                    return Err(Error::Usage(format!("a constant footprint of {} bytes is too large", req.footprint)));
-                }
-                self.const_pattern(n, stride, false)?;
-                // SAFETY: dissect_hist_const(u64, u64, u64*, gb_probe*); indices < n <= 16384.
-                unsafe {
-                    stream
-                        .launch_builder(&f)
-                        .arg(&warm)
-                        .arg(&steps)
-                        .arg(&self.hist)
-                        .arg(self.probe.buffer())
-                        .launch(one_thread(0))
-                }
-            }
-            Path::Tlb => {
-                self.chase_array64(n, stride)?;
-                let buf = self.buf64.as_ref().expect("allocated");
-                // SAFETY: dissect_hist_tlb(const u64*, u64, u64, u64*, gb_probe*); indices < n.
-                unsafe {
-                    stream
-                        .launch_builder(&f)
-                        .arg(buf)
-                        .arg(&warm)
-                        .arg(&steps)
-                        .arg(&self.hist)
-                        .arg(self.probe.buffer())
-                        .launch(one_thread(0))
-                }
-            }
-            Path::Tex => {
-                self.chase_array(n, stride)?;
+        if let Some(init) = &plan.init {
+            self.run(init)?;
+        }
+        if let Some((n, stride)) = plan.const_words {
+            self.const_pattern(n, stride, false)?;
+        }
+        match plan.texture_elements {
+            Some(n) => {
+                self.ensure(&plan.hist)?;
                 let tex = self.texture(n)?;
-                let handle: u64 = tex.0;
-                // SAFETY: dissect_hist_tex(u64 tex, u64, u64, u64*, gb_probe*); fetches < n.
-                let r = unsafe {
-                    stream
-                        .launch_builder(&f)
-                        .arg(&handle)
-                        .arg(&warm)
-                        .arg(&steps)
-                        .arg(&self.hist)
-                        .arg(self.probe.buffer())
-                        .launch(one_thread(0))
-                };
+                self.run(&launch::chase(&self.device, req, tex.0)?.hist)?;
                 self.gpu.synchronize("a texture chase")?;
-                drop(tex);
-                r
             }
-            Path::Ca | Path::Cg | Path::Nc => {
-                self.chase_array(n, stride)?;
-                let buf = self.buf.as_ref().expect("allocated");
-                // SAFETY: dissect_hist_*(const u32*, u64, u64, u64*, gb_probe*); indices < n.
-                unsafe {
-                    stream
-                        .launch_builder(&f)
-                        .arg(buf)
-                        .arg(&warm)
-                        .arg(&steps)
-                        .arg(&self.hist)
-                        .arg(self.probe.buffer())
-                        .launch(one_thread(0))
-                }
-            }
-        };
-        launched.cuda_context(|| format!("launching {name}"))?;
+            None => self.run(&plan.hist)?,
+        }
         let (hist, cycles, count) = self.read_hist()?;
-        self.set_carveout(&f, None)?;
-        Ok(Point { x: req.footprint, steps, mean_cycles: cycles as f64 / count.max(1) as f64, hist })
+        Ok(Point { x: req.footprint, steps: req.steps, mean_cycles: cycles as f64 / count.max(1) as f64, hist })
     }
 
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>> {
-        let (n, stride) = (req.footprint / 4, (req.stride / 4).max(1));
-        self.chase_array(n, stride)?;
-        self.run_trace(req.path, n, 0, req.warm_steps, req.steps, req.cold)
+        let plan = launch::trace(&self.device, req, 0)?;
+        let device = self.device.clone();
+        self.run_trace(plan, |tex| Ok(launch::trace(&device, req, tex)?.trace))
     }
 
-    fn sequence_trace(&mut self, path: Path, footprint: u64, offsets: &[u64]) -> Result<Vec<u32>> {
+    fn sequence_trace(
+        &mut self,
+        path: Path,
+        footprint: u64,
+        offsets: &[u64],
+        carveout: Option<u32>,
+    ) -> Result<Vec<u32>> {
+        let plan = launch::sequence(&self.device, path, footprint, offsets, carveout, 0)?;
         let n = footprint / 4;
-        if offsets.is_empty() || offsets.iter().any(|o| o / 4 >= n) {
-            return Err(Error::Usage("a probe sequence must lie inside its footprint".into()));
-        }
-        if self.buf.as_ref().is_none_or(|b| (b.len() as u64) < n) {
-            self.buf = None;
-            self.buf = Some(self.gpu.alloc_zeros::<u32>(n as usize, "the chase array")?);
-        }
+        self.ensure(&plan.trace)?;
         let mut host = vec![0u32; n as usize];
         for (k, o) in offsets.iter().enumerate() {
             host[(o / 4) as usize] = (offsets[(k + 1) % offsets.len()] / 4) as u32;
         }
-        let buf = self.buf.as_mut().expect("allocated above");
+        let buf = self.buf.as_mut().expect("allocated by ensure");
         let mut view = buf.slice_mut(0..n as usize);
         self.gpu.stream().memcpy_htod(&host, &mut view).cuda_context(|| "writing a probe sequence".into())?;
-        self.run_trace(path, n, (offsets[0] / 4) as u32, 0, offsets.len() as u64, false)
+        let device = self.device.clone();
+        self.run_trace(plan, |tex| Ok(launch::sequence(&device, path, footprint, offsets, carveout, tex)?.trace))
     }
 
     fn smem_stride(&mut self, stride_words: u32) -> Result<f64> {
-        let f = self.smem.function("smem_chase")?;
-        let words = shared_banks::array_words(self.gpu.identity());
-        let smem_bytes = words * 4;
-        f.set_attribute(FA::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem_bytes as i32)
-            .cuda_context(|| format!("allowing {smem_bytes} bytes of dynamic shared memory"))?;
-        let max = self.gpu.alloc_zeros::<u64>(1, "the max-cycles counter")?;
+        let l = launch::smem_chase(&self.device, stride_words, TABLE_STEPS)?;
         self.probe.set(self.gpu, 0)?;
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: smem_bytes };
-        let steps = TABLE_STEPS;
-        // SAFETY: smem_chase(u32 stride, u32 n, u32 steps, gb_probe*, u64*); indices < words.
-        unsafe {
-            self.gpu
-                .stream()
-                .launch_builder(&f)
-                .arg(&stride_words)
-                .arg(&words)
-                .arg(&steps)
-                .arg(self.probe.buffer())
-                .arg(&max)
-                .launch(cfg)
-        }
-        .cuda_context(|| "launching smem_chase".into())?;
+        self.clock.set(self.gpu, 0)?;
+        self.gpu.zero(&mut self.max_cycles, "the max-cycles counter")?;
+        self.run(&l)?;
         let r = self.probe.read(self.gpu)?;
         Ok(r.cycles as f64 / r.count.max(1) as f64)
     }
 
     fn const_divergent(&mut self, distinct: u32) -> Result<f64> {
-        let f = self.f("dissect_const_divergent")?;
+        let l = launch::const_divergent(&self.device, distinct, TABLE_STEPS)?;
         self.const_pattern(CONST_ELEMENTS, 1, true)?;
         self.probe.set(self.gpu, 0)?;
-        let spacing: u32 = 16;
-        let steps = TABLE_STEPS;
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: dissect_const_divergent(u32, u32, u32, gb_probe*); indices < 32 * 16.
-        unsafe {
-            self.gpu
-                .stream()
-                .launch_builder(&f)
-                .arg(&distinct)
-                .arg(&spacing)
-                .arg(&steps)
-                .arg(self.probe.buffer())
-                .launch(cfg)
-        }
-        .cuda_context(|| "launching dissect_const_divergent".into())?;
+        self.run(&l)?;
         let r = self.probe.read(self.gpu)?;
         Ok(r.cycles as f64 / r.count.max(1) as f64)
     }

@@ -2,10 +2,11 @@
 //! traces (seeds 000, 001, 002), each value with a confidence.
 //!
 //! Layers: [`data`] (the raw sweeps, saved as JSON), [`backend`] (what a machine must answer),
-//! [`plan`] (which sweeps to run, derived from the device), [`gpu`] (the kernels of
-//! `kernels/dissect.cu`), [`sim`] (a trace-driven cache simulator of known geometry that
-//! answers like the GPU), [`infer`] (pure inference: facts from sweeps), [`output`] and
-//! [`plot`] (tables, JSON documents, SVG).
+//! [`plan`] (which sweeps to run, derived from the device), [`launch`] (every kernel launch as
+//! data, checked on the host), [`gpu`] (the kernels of `kernels/dissect.cu`), [`sim`] (a
+//! trace-driven cache simulator of known geometry that answers like the GPU and checks the same
+//! launches), [`infer`] (pure inference: facts from sweeps), [`output`] and [`plot`] (tables,
+//! JSON documents, SVG).
 //!
 //! Measured with: per-access cycle histograms of dependent chases (`ld.ca`, `ld.cg`, `ld.nc`,
 //! texture, constant, 64-bit `ld.cg` for the TLBs), per-access traces recorded in shared memory,
@@ -18,6 +19,7 @@ pub mod backend;
 pub mod data;
 pub mod gpu;
 pub mod infer;
+pub mod launch;
 pub mod output;
 pub mod plan;
 pub mod plot;

@@ -76,18 +76,22 @@ fn bytes(v: Option<u64>) -> String {
     v.map(|b| plot::human(b as f64)).unwrap_or_else(|| "-".into())
 }
 
-/// Seed 000's table: level, size, line, fetch, sets, ways, latency, policy, mapping. Sets and
-/// ways come from the traces, whose kernel holds shared memory: their product with the line is
-/// the capacity "in traces".
+/// Seed 000's table: level, size, line, fetch, sets, ways, latency, policy, mapping. The size is
+/// the largest footprint the level serves entirely; where its share falls gradually, "half by"
+/// gives the footprint by which half of it is gone. Sets and ways come from the traces, whose
+/// kernel holds shared memory: their product with the line is the capacity "in traces".
 pub fn summary_table(d: &Dissection) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
     t.set_header(vec!["level", "size", "line", "fetch", "sets", "ways", "latency (cycles)", "policy", "mapping"]);
     for r in &d.rows {
-        let size = match r.trace_size_bytes {
-            Some(t) => format!("{} ({} in traces)", bytes(r.size_bytes), bytes(Some(t))),
-            None => bytes(r.size_bytes),
-        };
+        let mut size = bytes(r.size_bytes);
+        if let Some((a, b)) = r.half_bytes {
+            size.push_str(&format!(", half by {}", bytes(Some((a as f64 * b as f64).sqrt() as u64))));
+        }
+        if let Some(t) = r.trace_size_bytes {
+            size.push_str(&format!(" ({} in traces)", bytes(Some(t))));
+        }
         t.add_row(vec![
             Cell::new(&r.level),
             Cell::new(size).set_alignment(CellAlignment::Right),

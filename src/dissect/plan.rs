@@ -4,13 +4,26 @@
 //! Order: timer overhead; stride sweeps (fetch granularity of each path); footprint sweeps at
 //! that granularity, refined around every knee; per-access traces of the L1-like paths (their
 //! capacity with the trace kernel's shared memory, the line, the sets); cold L2 traces; TLB
-//! sweeps at strides 64 KiB .. 32 MiB; the L1 capacity under preferred carveouts; the shared
+//! sweeps at strides 64 KiB .. 256 MiB; the L1 capacity under preferred carveouts; the shared
 //! memory stride table; the constant caches.
+//!
+//! The L1-path kernels (ld.ca, ld.nc, texture) run at the preferred carveout
+//! [`MAX_L1_CARVEOUT`]: the L1 and shared memory share one array, and without a preference the
+//! driver may give a kernel that uses a little shared memory a small L1.
 
 use super::backend::{Backend, ChaseRequest, TraceRequest};
 use super::data::{Axis, BankPoint, Curve, DivergencePoint, HIST_BIN_CYCLES, Histogram, Path, Point, Sweeps, Trace};
-use super::infer::{cluster, granularity, levels, traces};
+use super::infer::{granularity, levels, tlb, traces};
 use crate::error::Result;
+
+/// Preferred shared-memory carveout (percent of the most shared memory a block may have) of the
+/// L1-path sweeps and traces: 0 asks for as much L1 as the kernel's own shared memory leaves.
+pub const MAX_L1_CARVEOUT: u32 = 0;
+
+/// The carveout a path's kernels run with: [`MAX_L1_CARVEOUT`] for the L1-like paths.
+pub fn carveout_for(path: Path) -> Option<u32> {
+    matches!(path, Path::Ca | Path::Nc | Path::Tex).then_some(MAX_L1_CARVEOUT)
+}
 
 /// How thorough a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +50,7 @@ impl Options {
         zoom_points: 6,
         set_traces: 4,
         carveouts: &[0, 25, 50, 75, 100],
-        tlb_strides_log2: (16, 25),
+        tlb_strides_log2: (16, 28),
     };
     /// A smoke run: coarse grids, one refinement round.
     pub const QUICK: Options = Options {
@@ -46,7 +59,7 @@ impl Options {
         zoom_points: 4,
         set_traces: 2,
         carveouts: &[0, 100],
-        tlb_strides_log2: (18, 23),
+        tlb_strides_log2: (18, 24),
     };
 }
 
@@ -155,11 +168,9 @@ pub fn granularity_of(sweeps: &Sweeps, path: Path) -> u64 {
 }
 
 /// The hit/miss boundary and the miss ceiling for a path's first level, from its footprint
-/// sweep's clusters.
+/// sweep (see [`levels::miss_window`]).
 pub fn miss_window(sweeps: &Sweeps, id: &str) -> Option<(f64, f64)> {
-    let c = sweeps.curve(id)?;
-    let hists: Vec<&Histogram> = c.points.iter().map(|p| &p.hist).collect();
-    cluster::find(&hists).miss_window()
+    levels::miss_window(sweeps.curve(id)?)
 }
 
 impl<B: Backend> Runner<'_, B> {
@@ -204,7 +215,8 @@ impl<B: Backend> Runner<'_, B> {
             0
         };
         let steps = lap.clamp(MIN_STEPS, MAX_STEPS);
-        let req = ChaseRequest { path, footprint, stride, warm_steps: warm, steps, carveout_percent: carveout };
+        let carveout_percent = carveout.or(carveout_for(path));
+        let req = ChaseRequest { path, footprint, stride, warm_steps: warm, steps, carveout_percent };
         self.b.chase(&req)
     }
 
@@ -212,10 +224,13 @@ impl<B: Backend> Runner<'_, B> {
         let smem = self.identity().smem_per_sm.max(4096);
         let l2 = self.identity().l2_bytes.max(4096);
         let const_bytes = self.sweeps.device.const_bytes;
-        // Even at the largest stride the lines visited must overflow the level twice over
-        // (the initialisation touches only visited elements): 16 x its size.
+        // Even at the largest stride the lines visited must overflow the level many times over
+        // (the initialisation touches only visited elements, and a level that does not replace
+        // by LRU keeps some lines of a footprint only a few times its size): 64 x the shared
+        // memory for the L1-like paths (8 x an L1 of 128-byte lines at a 1 KiB stride), 16 x
+        // the L2 for the L2.
         let free = self.sweeps.device.free_bytes;
-        let l1_span = (16 * smem).next_power_of_two();
+        let l1_span = (64 * smem).next_power_of_two();
         let l2_span = (16 * l2).next_power_of_two().min((free / 4).max(1).next_power_of_two() / 2);
         let plan = [
             (Path::Ca, l1_span),
@@ -234,7 +249,7 @@ impl<B: Backend> Runner<'_, B> {
                 axis: Axis::Stride,
                 stride_bytes: 0,
                 footprint_bytes: footprint,
-                carveout_percent: None,
+                carveout_percent: carveout_for(path),
                 points: Vec::new(),
             };
             let mut s = 4u64;
@@ -243,7 +258,8 @@ impl<B: Backend> Runner<'_, B> {
                 let lap = footprint / s;
                 let warm = if path == Path::Cg { 0 } else { lap.min(1 << 15) };
                 let steps = lap.min(STRIDE_STEPS);
-                let req = ChaseRequest { path, footprint, stride: s, warm_steps: warm, steps, carveout_percent: None };
+                let carveout_percent = carveout_for(path);
+                let req = ChaseRequest { path, footprint, stride: s, warm_steps: warm, steps, carveout_percent };
                 let mut p = self.b.chase(&req)?;
                 p.x = s;
                 curve.insert(p);
@@ -262,7 +278,7 @@ impl<B: Backend> Runner<'_, B> {
             axis: Axis::Footprint,
             stride_bytes: stride,
             footprint_bytes: 0,
-            carveout_percent: carveout,
+            carveout_percent: carveout.or(carveout_for(path)),
             points: Vec::new(),
         };
         for f in geometric(lo.max(stride), hi, self.opts.points_per_octave, stride) {
@@ -306,24 +322,41 @@ impl<B: Backend> Runner<'_, B> {
             stride_bytes: req.stride,
             warm_steps: req.warm_steps,
             cold: req.cold,
+            carveout_percent: req.carveout_percent,
             latencies,
             order: Vec::new(),
         })
+    }
+
+    /// A trace of whole laps over `footprint` at `stride` after `warm_laps` untimed ones: as
+    /// many laps as the record holds, at least one.
+    fn lap_trace(&self, path: Path, footprint: u64, stride: u64, warm_laps: u64) -> TraceRequest {
+        let max = self.sweeps.device.max_trace_steps;
+        let lap = footprint / stride;
+        TraceRequest {
+            path,
+            footprint,
+            stride,
+            warm_steps: warm_laps * lap,
+            steps: (max / lap).max(1) * lap,
+            cold: false,
+            carveout_percent: carveout_for(path),
+        }
     }
 
     /// Records a trace-capacity probe and says whether it missed.
     fn probe(&mut self, curve: &mut Curve, footprint: u64, stride: u64, window: (f64, f64)) -> Result<bool> {
         let max = self.sweeps.device.max_trace_steps;
         let lap = footprint / stride;
-        let steps = (2 * lap).min(max / lap * lap).max(lap.min(max));
-        let req = TraceRequest { path: curve.path, footprint, stride, warm_steps: 2 * lap, steps, cold: false };
+        let mut req = self.lap_trace(curve.path, footprint, stride, 2);
+        req.steps = req.steps.min(2 * lap).min(max);
         self.tell(format!("{} capacity probe {footprint} B", curve.path.label()));
         let lat = self.b.trace(&req)?;
         let misses = lat.iter().filter(|&&l| (l as f64) >= window.0 && (l as f64) <= window.1).count();
         let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
         curve.insert(Point {
             x: footprint,
-            steps,
+            steps: req.steps,
             mean_cycles: mean,
             hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
         });
@@ -348,7 +381,7 @@ impl<B: Backend> Runner<'_, B> {
             axis: Axis::Footprint,
             stride_bytes: g,
             footprint_bytes: 0,
-            carveout_percent: None,
+            carveout_percent: carveout_for(path),
             points: Vec::new(),
         };
         // Bracket the capacity with the trace kernel itself (its shared memory shrinks L1).
@@ -386,35 +419,29 @@ impl<B: Backend> Runner<'_, B> {
             }
         }
         self.sweeps.curves.push(curve);
-        // The line: runs of misses at the fetch granularity, one unit over capacity.
-        let lap = hi / g;
-        if lap > max {
+        // The line: misses at the fetch granularity, one unit over capacity, fill whole lines.
+        if hi / g > max {
             return Ok(());
         }
-        let laps = (max / lap).max(1);
-        self.tell(format!("{label} line trace"));
-        let req = TraceRequest { path, footprint: hi, stride: g, warm_steps: 2 * lap, steps: laps * lap, cold: false };
-        let t = self.trace(req, format!("line/{label}"))?;
-        let line = traces::line_bytes(&t, window).map(|f| f.value).unwrap_or(g).max(g);
-        self.sweeps.traces.push(t);
+        let mut line_traces = Vec::new();
+        for r in 0..self.opts.set_traces as u64 {
+            self.tell(format!("{label} line trace {}", r + 1));
+            let req = self.lap_trace(path, hi, g, 2 + r);
+            line_traces.push(self.trace(req, format!("line/{label}/{r}"))?);
+        }
+        let refs: Vec<&Trace> = line_traces.iter().collect();
+        let line = traces::line_bytes(&refs, window).map(|f| f.value).unwrap_or(g).max(g);
+        self.sweeps.traces.extend(line_traces);
         // The sets: one line over capacity at the line stride, several laps, several launches.
         let footprint = lo / line * line + line;
         let lap = footprint / line;
         if lap > max {
             return Ok(());
         }
-        let laps = (max / lap).max(1);
         let mut sets = Vec::new();
         for r in 0..self.opts.set_traces as u64 {
             self.tell(format!("{label} set trace {}", r + 1));
-            let req = TraceRequest {
-                path,
-                footprint,
-                stride: line,
-                warm_steps: (2 + r) * lap,
-                steps: laps * lap,
-                cold: false,
-            };
+            let req = self.lap_trace(path, footprint, line, 2 + r);
             sets.push(self.trace(req, format!("sets/{label}/{r}"))?);
         }
         let refs: Vec<&Trace> = sets.iter().collect();
@@ -426,7 +453,7 @@ impl<B: Backend> Runner<'_, B> {
         for r in 0..self.opts.set_traces {
             for (name, order) in [("policy-x", &x), ("policy-y", &y)] {
                 self.tell(format!("{label} policy probe {name} {}", r + 1));
-                let latencies = self.b.sequence_trace(path, footprint, order)?;
+                let latencies = self.b.sequence_trace(path, footprint, order, carveout_for(path))?;
                 self.sweeps.traces.push(Trace {
                     id: format!("{name}/{label}/{r}"),
                     path,
@@ -434,6 +461,7 @@ impl<B: Backend> Runner<'_, B> {
                     stride_bytes: line,
                     warm_steps: 0,
                     cold: false,
+                    carveout_percent: carveout_for(path),
                     latencies,
                     order: order.clone(),
                 });
@@ -445,15 +473,21 @@ impl<B: Backend> Runner<'_, B> {
     fn cold_traces(&mut self) -> Result<()> {
         let max = self.sweeps.device.max_trace_steps;
         self.tell("cold L2 trace at 4 B".into());
-        let req = TraceRequest { path: Path::Cg, footprint: max * 4, stride: 4, warm_steps: 0, steps: max, cold: true };
+        let req = TraceRequest {
+            path: Path::Cg,
+            footprint: max * 4,
+            stride: 4,
+            warm_steps: 0,
+            steps: max,
+            cold: true,
+            carveout_percent: None,
+        };
         let t = self.trace(req, "cold/cg".into())?;
-        let hist = Histogram::of_latencies(HIST_BIN_CYCLES, &t.latencies);
-        let k = cluster::find(&[&hist]);
-        let gran = k.miss_window().and_then(|w| traces::cold_miss_bytes(&t, w)).map(|f| f.value).unwrap_or(32);
+        let window = miss_window(&self.sweeps, "size/cg");
+        let gran = window.and_then(|w| traces::cold_miss_bytes(&t, w)).map(|f| f.value).unwrap_or(32);
         self.sweeps.traces.push(t);
         self.tell(format!("cold L2 trace at {gran} B"));
-        let req =
-            TraceRequest { path: Path::Cg, footprint: max * gran, stride: gran, warm_steps: 0, steps: max, cold: true };
+        let req = TraceRequest { footprint: max * gran, stride: gran, ..req };
         let t = self.trace(req, "prefetch/cg".into())?;
         self.sweeps.traces.push(t);
         Ok(())
@@ -495,13 +529,14 @@ impl<B: Backend> Runner<'_, B> {
             for f in geometric(4 * s, top, self.opts.points_per_octave, s) {
                 run(self, &mut curve, f)?;
             }
-            let overhead = self.sweeps.timer_overhead_cycles;
-            for (a, b) in levels::zoom_brackets(&curve, overhead, 0.02) {
-                let n = self.opts.zoom_points + 1;
-                for j in 1..n {
-                    let f = (a + (b - a) * j / n) / s * s;
-                    if f > a && !curve.has(f) {
-                        run(self, &mut curve, f)?;
+            for _ in 0..self.opts.zoom_rounds {
+                for (a, b) in tlb::zoom_brackets(&curve) {
+                    let n = self.opts.zoom_points + 1;
+                    for j in 1..n {
+                        let f = (a + (b - a) * j / n) / s * s;
+                        if f > a && !curve.has(f) {
+                            run(self, &mut curve, f)?;
+                        }
                     }
                 }
             }

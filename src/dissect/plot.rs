@@ -6,8 +6,8 @@ use std::path::Path as FsPath;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::data::{Axis, Curve, Sweeps, Trace};
-use super::infer::Dissection;
+use super::data::{Axis, Curve, Point, Sweeps, Trace};
+use super::infer::{Dissection, tlb};
 use crate::error::{Error, Result};
 
 const SIZE: (u32, u32) = (900, 520);
@@ -85,10 +85,16 @@ fn x_label(axis: Axis) -> &'static str {
     }
 }
 
+/// Per-access latency of a point, timer overhead removed: the mean of its histogram (the
+/// kernel's own loop time per step, `mean_cycles`, also counts the histogram's bookkeeping).
+fn per_access(p: &Point, overhead: f64) -> f64 {
+    p.hist.mean() - overhead
+}
+
 fn curve_plot(path: &FsPath, c: &Curve, knees: &[(u64, String)], overhead: f64) -> Result<()> {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
-    let pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.x as f64, p.mean_cycles - overhead)).collect();
+    let pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.x as f64, per_access(p, overhead))).collect();
     let (x0, x1) = bounds(pts.iter().map(|p| p.0));
     let (_, y1) = bounds(pts.iter().map(|p| p.1));
     let title = match c.axis {
@@ -111,14 +117,14 @@ fn curve_plot(path: &FsPath, c: &Curve, knees: &[(u64, String)], overhead: f64) 
         .map_err(|e| draw_err(path, e))?;
     chart.draw_series(LineSeries::new(pts.clone(), &BLUE)).map_err(|e| draw_err(path, e))?;
     chart.draw_series(pts.iter().map(|p| Circle::new(*p, 2, BLUE.filled()))).map_err(|e| draw_err(path, e))?;
-    for (x, label) in knees {
+    for (x, _) in knees {
         let x = *x as f64;
         chart
             .draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y1 * 1.05)], 6, 4, RED.stroke_width(2)))
             .map_err(|e| draw_err(path, e))?;
         chart
             .draw_series(std::iter::once(Text::new(
-                label.clone(),
+                human(x),
                 (x, y1 * 1.06),
                 ("sans-serif", 14).into_font().color(&RED),
             )))
@@ -132,24 +138,24 @@ fn tlb_plot(path: &FsPath, curves: &[&Curve], d: &Dissection, overhead: f64) -> 
     root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
     let all = curves.iter().flat_map(|c| c.points.iter());
     let (x0, x1) = bounds(all.clone().map(|p| p.x as f64));
-    let (_, y1) = bounds(all.map(|p| p.mean_cycles - overhead));
+    let (y0, y1) = bounds(all.map(|p| tlb::level_of(p) - overhead));
     let mut chart = ChartBuilder::on(&root)
         .caption("TLB: latency vs footprint at large strides (x: knee)", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d((x0 * 0.9..x1 * 1.1).log_scale(), 0.0..y1 * 1.1)
+        .build_cartesian_2d((x0 * 0.9..x1 * 1.1).log_scale(), (y0 - 0.05 * (y1 - y0))..(y1 + 0.1 * (y1 - y0)))
         .map_err(|e| draw_err(path, e))?;
     chart
         .configure_mesh()
         .x_desc("footprint (bytes)")
-        .y_desc("cycles per access (mean)")
+        .y_desc("cycles per access (mean of the fastest 99.5%)")
         .x_label_formatter(&|v| human(*v))
         .draw()
         .map_err(|e| draw_err(path, e))?;
     for (i, c) in curves.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
-        let pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.x as f64, p.mean_cycles - overhead)).collect();
+        let pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.x as f64, tlb::level_of(p) - overhead)).collect();
         chart
             .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
             .map_err(|e| draw_err(path, e))?
@@ -157,7 +163,7 @@ fn tlb_plot(path: &FsPath, curves: &[&Curve], d: &Dissection, overhead: f64) -> 
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
         if let Some(m) = d.marks.iter().find(|m| m.id == c.id) {
             for (x, _) in &m.knees {
-                let y = c.points.iter().find(|p| p.x >= *x).map(|p| p.mean_cycles - overhead).unwrap_or(0.0);
+                let y = c.points.iter().find(|p| p.x >= *x).map(|p| tlb::level_of(p) - overhead).unwrap_or(y0);
                 chart
                     .draw_series(std::iter::once(Cross::new((*x as f64, y), 6, color.stroke_width(2))))
                     .map_err(|e| draw_err(path, e))?;
@@ -177,7 +183,10 @@ fn trace_plot(path: &FsPath, t: &Trace, marked_positions: &[u64]) -> Result<()> 
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
     let n = t.latencies.len().min(TRACE_POINTS);
-    let (_, y1) = bounds(t.latencies[..n].iter().map(|&l| l as f64));
+    // The scale follows the accesses, not a rare interruption thousands of cycles long.
+    let mut sorted: Vec<u32> = t.latencies[..n].to_vec();
+    sorted.sort_unstable();
+    let y1 = sorted.get(sorted.len() * 999 / 1000).map(|&l| l as f64).unwrap_or(1.0).max(1.0);
     let lap = t.lap();
     let caption = format!(
         "{}: per-access latency, footprint {} B, stride {} B{}",
@@ -191,14 +200,14 @@ fn trace_plot(path: &FsPath, t: &Trace, marked_positions: &[u64]) -> Result<()> 
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..n.max(1) as f64, 0f64..(y1 * 1.1).min(y1 + 2000.0))
+        .build_cartesian_2d(0f64..n.max(1) as f64, 0f64..y1 * 1.2)
         .map_err(|e| draw_err(path, e))?;
     chart.configure_mesh().x_desc("recorded access").y_desc("cycles").draw().map_err(|e| draw_err(path, e))?;
     let marked = |i: usize| marked_positions.contains(&(i as u64 % lap));
     chart
         .draw_series(t.latencies[..n].iter().enumerate().map(|(i, &l)| {
             let style = if marked(i) { RED.filled() } else { BLUE.filled() };
-            Circle::new((i as f64, l as f64), 1, style)
+            Circle::new((i as f64, (l as f64).min(y1 * 1.19)), 1, style)
         }))
         .map_err(|e| draw_err(path, e))?;
     root.present().map_err(|e| draw_err(path, e))
@@ -229,7 +238,13 @@ pub fn human(v: f64) -> String {
         let scale = (1u64 << shift) as f64;
         if v >= scale {
             let x = v / scale;
-            return if (x - x.round()).abs() < 0.05 { format!("{x:.0} {unit}") } else { format!("{x:.1} {unit}") };
+            return if (x - x.round()).abs() < 0.05 {
+                format!("{x:.0} {unit}")
+            } else if x < 100.0 {
+                format!("{x:.1} {unit}")
+            } else {
+                format!("{x:.0} {unit}")
+            };
         }
     }
     format!("{v:.0} B")

@@ -2,14 +2,17 @@
 //!
 //! [`Cache`] models one set-associative cache: sets (any count), ways, line size, sectored
 //! lines (a miss fills one sector; a present line with an absent sector misses again), LRU,
-//! FIFO, tree pseudo-LRU or random replacement, and modulo or XOR-hashed set mappings.
-//! [`SimGpu`] strings caches into the hierarchy the GPU paths go through (L1 / read-only /
-//! texture caches, an L2 with a near part and the whole, DRAM, two TLB levels, constant
-//! caches) and answers the same chase and trace requests as the GPU, with latency noise, so
-//! that the real sweep plan and inference run on it unchanged.
+//! FIFO, tree pseudo-LRU or random replacement, and modulo, XOR-hashed or pseudo-random set
+//! mappings. [`SimGpu`] strings caches into the hierarchy the GPU paths go through (L1 /
+//! read-only / texture caches, an L2 with a near part and the whole or two partitions that each
+//! home half the lines, DRAM, two TLB levels, constant caches) and answers the same chase and
+//! trace requests as the GPU, with latency noise, so that the real sweep plan and inference run
+//! on it unchanged. Every request is also turned into the GPU's kernel launches and checked
+//! ([`super::launch`]): a plan that would launch out of bounds fails here too.
 
 use super::backend::{Backend, ChaseRequest, TraceRequest};
 use super::data::{DeviceInfo, HIST_BIN_CYCLES, Histogram, Path, Point};
+use super::launch;
 use crate::error::{Error, Result};
 use crate::results::GpuIdentity;
 
@@ -34,6 +37,9 @@ pub enum Mapping {
     /// Low bits XOR-ed with the next two groups of bits (power-of-two set counts only): a
     /// permutation of the sets within every aligned block of `sets` lines.
     XorHash,
+    /// A pseudo-random function of the line (any set count): sets fill unevenly, so that the
+    /// first set overflows before the cache is full, as on real hashed caches.
+    Hashed,
 }
 
 /// Geometry and policy of one cache.
@@ -123,6 +129,7 @@ impl Cache {
                 let b = s.trailing_zeros();
                 ((line ^ (line >> b) ^ (line >> (2 * b))) & (s - 1)) as usize
             }
+            Mapping::Hashed => (mix(line) % s) as usize,
         }
     }
 
@@ -197,7 +204,16 @@ impl Cache {
         }
         let victim = match policy {
             Policy::Lru | Policy::Fifo => {
-                (0..self.sets[set].len()).min_by_key(|&i| self.sets[set][i].stamp).unwrap_or(0)
+                // A plain loop: this is the simulator's hottest path (every miss of a full set).
+                let mut victim = 0;
+                let mut oldest = u64::MAX;
+                for (i, w) in self.sets[set].iter().enumerate() {
+                    if w.stamp < oldest {
+                        oldest = w.stamp;
+                        victim = i;
+                    }
+                }
+                victim
             }
             Policy::TreePlru => self.plru_victim(set),
             Policy::Random => (self.next_random() % self.geom.ways) as usize,
@@ -207,6 +223,39 @@ impl Cache {
             self.touch_plru(set, victim);
         }
         false
+    }
+}
+
+/// A 64-bit finaliser (splitmix64): a fixed pseudo-random function of `x`.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// An L2 of two partitions (seen from one SM): each line has a home partition (half the lines
+/// each, by a hash of the line); the near partition also keeps copies of the far-homed lines the
+/// SM reads. A near miss of a far-homed line is served by the far partition or, missing there,
+/// by DRAM behind it; a near miss of a near-homed line goes to DRAM.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Partitions {
+    /// Geometry of each partition.
+    pub partition: Geometry,
+    /// Cycles of a near-partition hit.
+    pub near_cycles: f64,
+    /// Cycles of a far-partition hit.
+    pub far_cycles: f64,
+    /// Cycles of a DRAM access behind the near partition.
+    pub dram_near_cycles: f64,
+    /// Cycles of a DRAM access behind the far partition.
+    pub dram_far_cycles: f64,
+}
+
+impl Partitions {
+    /// Whether `line` (address / line size) is homed in the far partition.
+    pub fn far_homed(line: u64) -> bool {
+        mix(line ^ 0x5151_5151) & 1 == 1
     }
 }
 
@@ -248,6 +297,10 @@ pub struct SimConfig {
     pub l2_near: Option<Level>,
     /// Cycles of a DRAM access.
     pub dram_cycles: f64,
+    /// An L2 of two partitions instead of `l2` and `l2_near`.
+    pub l2_partitions: Option<Partitions>,
+    /// Relative jitter of DRAM accesses (uniform, +/-), wider than the caches'.
+    pub dram_jitter: f64,
     /// Lines fetched together on a DRAM miss (adjacent-line prefetch), 1 for none.
     pub dram_fetch_lines: u64,
     /// TLB levels (line = page size) and the cycles each adds on a miss in it.
@@ -327,6 +380,8 @@ impl SimConfig {
                 hit_cycles: 220.0,
             }),
             dram_cycles: 600.0,
+            l2_partitions: None,
+            dram_jitter: 0.02,
             dram_fetch_lines: 1,
             tlbs: vec![
                 (Geometry::fully_associative(16, 512 << 10), 80.0),
@@ -373,14 +428,17 @@ pub struct SimGpu {
     tex: Cache,
     l2: Cache,
     l2_near: Option<Cache>,
+    partitions: Option<(Cache, Cache)>,
     tlbs: Vec<Cache>,
     constant: Vec<Cache>,
     rng: u64,
 }
 
-/// Where one access was served and what it cost.
+/// What one access cost, and how much its latency varies.
+#[derive(Debug, Clone, Copy)]
 struct Served {
     cycles: f64,
+    jitter: f64,
 }
 
 impl SimGpu {
@@ -391,6 +449,7 @@ impl SimGpu {
             free_bytes: cfg.free_bytes,
             max_trace_steps: cfg.max_trace_steps,
             const_bytes: cfg.const_bytes,
+            max_texture_elements: Some(1 << 27),
         };
         SimGpu {
             l1: Cache::new(cfg.l1.geom, 11),
@@ -398,6 +457,7 @@ impl SimGpu {
             tex: Cache::new(cfg.tex.geom, 17),
             l2: Cache::new(cfg.l2.geom, 19),
             l2_near: cfg.l2_near.map(|l| Cache::new(l.geom, 23)),
+            partitions: cfg.l2_partitions.map(|p| (Cache::new(p.partition, 41), Cache::new(p.partition, 43))),
             tlbs: cfg.tlbs.iter().map(|(g, _)| Cache::new(*g, 29)).collect(),
             constant: cfg.constant.iter().map(|l| Cache::new(l.geom, 31)).collect(),
             rng: 0x9E37_79B9_7F4A_7C15,
@@ -418,8 +478,9 @@ impl SimGpu {
         (self.rng >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    fn noisy(&mut self, cycles: f64) -> u32 {
-        let j = (2.0 * self.uniform() - 1.0) * self.cfg.jitter * cycles;
+    fn noisy(&mut self, served: Served) -> u32 {
+        let cycles = served.cycles;
+        let j = (2.0 * self.uniform() - 1.0) * served.jitter * cycles;
         let outlier = if self.uniform() < self.cfg.outlier_rate { 3.0 * cycles + 500.0 } else { 0.0 };
         (cycles + j + outlier + self.cfg.timer_overhead).round().max(1.0) as u32
     }
@@ -435,17 +496,31 @@ impl SimGpu {
         extra
     }
 
-    fn beyond_l1(&mut self, addr: u64) -> f64 {
+    /// An access that missed the L1-like caches: cycles and whether DRAM served it.
+    fn beyond_l1(&mut self, addr: u64) -> (f64, bool) {
         let tlb = self.translate(addr);
+        if let (Some((near, far)), Some(p)) = (&mut self.partitions, self.cfg.l2_partitions) {
+            let line = addr / p.partition.line;
+            let (cycles, dram) = if near.access(addr) {
+                (p.near_cycles, false)
+            } else if !Partitions::far_homed(line) {
+                (p.dram_near_cycles, true)
+            } else if far.access(addr) {
+                (p.far_cycles, false)
+            } else {
+                (p.dram_far_cycles, true)
+            };
+            return (cycles + tlb, dram);
+        }
         let near_hit = match &mut self.l2_near {
             Some(near) => near.access(addr),
             None => false,
         };
         let whole_hit = self.l2.access(addr);
-        let cycles = if near_hit {
-            self.cfg.l2_near.map(|l| l.hit_cycles).unwrap_or(self.cfg.l2.hit_cycles)
+        let (cycles, dram) = if near_hit {
+            (self.cfg.l2_near.map(|l| l.hit_cycles).unwrap_or(self.cfg.l2.hit_cycles), false)
         } else if whole_hit {
-            self.cfg.l2.hit_cycles
+            (self.cfg.l2.hit_cycles, false)
         } else {
             let line = self.cfg.l2.geom.line;
             let sector = self.cfg.l2.geom.sector;
@@ -458,39 +533,66 @@ impl SimGpu {
                     }
                 }
             }
-            self.cfg.dram_cycles
+            (self.cfg.dram_cycles, true)
         };
-        cycles + tlb
+        (cycles + tlb, dram)
+    }
+
+    /// The L2 as the GPU's initialisation kernel leaves it: every SM writes, so each line is in
+    /// its home partition (the near part of a split L2 holds only the near-homed ones).
+    fn l2_fill(&mut self, addr: u64) {
+        if let (Some((near, far)), Some(p)) = (&mut self.partitions, self.cfg.l2_partitions) {
+            if Partitions::far_homed(addr / p.partition.line) {
+                far.access(addr);
+            } else {
+                near.access(addr);
+            }
+            return;
+        }
+        self.l2.access(addr);
+        if let Some(near) = &mut self.l2_near {
+            near.access(addr);
+        }
+    }
+
+    fn l2_flush(&mut self) {
+        self.l2.flush();
+        if let Some(near) = &mut self.l2_near {
+            near.flush();
+        }
+        if let Some((near, far)) = &mut self.partitions {
+            near.flush();
+            far.flush();
+        }
     }
 
     fn access(&mut self, path: Path, addr: u64) -> Served {
-        let cycles = match path {
+        let jitter = self.cfg.jitter;
+        let beyond = |me: &mut Self| {
+            let (cycles, dram) = me.beyond_l1(addr);
+            Served { cycles, jitter: if dram { me.cfg.dram_jitter } else { jitter } }
+        };
+        match path {
             Path::Ca | Path::Nc | Path::Tex => {
                 let (cache, level) = match path {
                     Path::Ca => (&mut self.l1, self.cfg.l1),
                     Path::Nc => (&mut self.ro, self.cfg.ro),
                     _ => (&mut self.tex, self.cfg.tex),
                 };
-                if cache.access(addr) { level.hit_cycles } else { self.beyond_l1(addr) }
+                if cache.access(addr) { Served { cycles: level.hit_cycles, jitter } } else { beyond(self) }
             }
-            Path::Cg => self.beyond_l1(addr),
+            Path::Cg => beyond(self),
             // The TLB sweeps touch few lines; the model keeps them in the L2.
-            Path::Tlb => self.translate(addr) + self.cfg.l2.hit_cycles,
+            Path::Tlb => Served { cycles: self.translate(addr) + self.cfg.l2.hit_cycles, jitter },
             Path::Const => {
-                let mut served = None;
                 for i in 0..self.constant.len() {
                     if self.constant[i].access(addr) {
-                        served = Some(self.cfg.constant[i].hit_cycles);
-                        break;
+                        return Served { cycles: self.cfg.constant[i].hit_cycles, jitter };
                     }
                 }
-                match served {
-                    Some(c) => c,
-                    None => self.beyond_l1(addr),
-                }
+                beyond(self)
             }
-        };
-        Served { cycles }
+        }
     }
 
     fn l1_with_ways(&mut self, path: Path, ways: Option<u64>) {
@@ -518,12 +620,11 @@ impl SimGpu {
                 c.flush();
             }
         } else if path != Path::Tlb {
-            for k in 0..footprint / stride {
-                let addr = k * stride;
-                self.l2.access(addr);
-                if let Some(near) = &mut self.l2_near {
-                    near.access(addr);
-                }
+            // Only the last stores can still be in the L2 (LRU): the last four L2 sizes' worth.
+            let lap = footprint / stride;
+            let from = lap.saturating_sub(4 * self.cfg.identity.l2_bytes.max(1) / stride);
+            for k in from..lap {
+                self.l2_fill(k * stride);
             }
         }
         self.l1_with_ways(path, ways);
@@ -535,20 +636,35 @@ impl SimGpu {
         self.cfg.l1_ways_by_carveout.iter().find(|(upto, _)| p <= *upto).map(|(_, w)| *w)
     }
 
+    /// Byte address of visit `k` of a chase (the TLB chase scatters its visits inside their
+    /// stride blocks, as `dissect_init64` does).
+    fn visit(path: Path, k: u64, stride: u64) -> u64 {
+        if path == Path::Tlb {
+            let el = path.element_bytes();
+            k * stride + launch::scatter(k, stride / el, launch::SCATTER_ELEMENTS) * el
+        } else {
+            k * stride
+        }
+    }
+
     fn run(&mut self, path: Path, footprint: u64, stride: u64, warm: u64, steps: u64) -> Vec<u32> {
         let lap = footprint / stride;
         let mut k = 0u64;
         for _ in 0..warm {
-            self.access(path, k * stride);
+            self.access(path, Self::visit(path, k, stride));
             k = (k + 1) % lap;
         }
-        let mut out = Vec::with_capacity(steps as usize);
-        for _ in 0..steps {
-            let s = self.access(path, k * stride);
-            out.push(self.noisy(s.cycles));
+        // The TLBs are fully associative LRU caches: after a lap of a cyclic chase their state
+        // repeats every lap, so later laps repeat the simulated ones.
+        let exact = if path == Path::Tlb { steps.min(2 * lap) } else { steps };
+        let mut served: Vec<Served> = Vec::with_capacity(steps as usize);
+        for i in 0..steps {
+            let s =
+                if i < exact { self.access(path, Self::visit(path, k, stride)) } else { served[(i - lap) as usize] };
+            served.push(s);
             k = (k + 1) % lap;
         }
-        out
+        served.into_iter().map(|s| self.noisy(s)).collect()
     }
 }
 
@@ -558,10 +674,12 @@ impl Backend for SimGpu {
     }
 
     fn timer_overhead(&mut self) -> Result<f64> {
+        launch::check(&self.device, &launch::timer(256, 8192))?;
         Ok(self.cfg.timer_overhead)
     }
 
     fn chase(&mut self, req: &ChaseRequest) -> Result<Point> {
+        launch::chase(&self.device, req, 0)?;
         let ways = if req.path == Path::Ca { self.carveout_ways(req.carveout_percent) } else { None };
         self.launch(req.path, req.footprint, req.stride, ways)?;
         let lat = self.run(req.path, req.footprint, req.stride, req.warm_steps, req.steps);
@@ -575,42 +693,39 @@ impl Backend for SimGpu {
     }
 
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>> {
-        if req.steps > self.device.max_trace_steps {
-            return Err(Error::Usage(format!("simulated trace of {} records exceeds the buffer", req.steps)));
-        }
+        launch::trace(&self.device, req, 0)?;
         let ways = matches!(req.path, Path::Ca | Path::Nc | Path::Tex).then_some(self.cfg.l1_ways_in_trace);
         let ways = if req.path == Path::Ca { ways } else { None };
         self.launch(req.path, req.footprint, req.stride, ways)?;
         if req.cold {
-            self.l2.flush();
-            if let Some(near) = &mut self.l2_near {
-                near.flush();
-            }
+            self.l2_flush();
         }
         Ok(self.run(req.path, req.footprint, req.stride, req.warm_steps, req.steps))
     }
 
-    fn sequence_trace(&mut self, path: Path, footprint: u64, offsets: &[u64]) -> Result<Vec<u32>> {
-        if offsets.iter().any(|o| *o >= footprint) {
-            return Err(Error::Usage("simulated sequence leaves its footprint".into()));
-        }
+    fn sequence_trace(
+        &mut self,
+        path: Path,
+        footprint: u64,
+        offsets: &[u64],
+        carveout: Option<u32>,
+    ) -> Result<Vec<u32>> {
+        launch::sequence(&self.device, path, footprint, offsets, carveout, 0)?;
         let ways = (path == Path::Ca).then_some(self.cfg.l1_ways_in_trace);
         self.l1_with_ways(path, ways);
         for &o in offsets {
-            self.l2.access(o);
-            if let Some(near) = &mut self.l2_near {
-                near.access(o);
-            }
+            self.l2_fill(o);
         }
         let mut out = Vec::with_capacity(offsets.len());
         for &o in offsets {
             let s = self.access(path, o);
-            out.push(self.noisy(s.cycles));
+            out.push(self.noisy(s));
         }
         Ok(out)
     }
 
     fn smem_stride(&mut self, stride_words: u32) -> Result<f64> {
+        launch::smem_chase(&self.device, stride_words, 1024)?;
         let (banks, width, base, per_way) = self.cfg.smem;
         let mut words_per_bank: Vec<Vec<u64>> = vec![Vec::new(); banks as usize];
         for t in 0..32u64 {
@@ -627,6 +742,7 @@ impl Backend for SimGpu {
     }
 
     fn const_divergent(&mut self, distinct: u32) -> Result<f64> {
+        launch::const_divergent(&self.device, distinct, 1024)?;
         let base = self.cfg.constant.first().map(|l| l.hit_cycles).unwrap_or(self.cfg.l2.hit_cycles);
         let c = base * distinct as f64;
         Ok(c + (2.0 * self.uniform() - 1.0) * self.cfg.jitter * c * 0.1)

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::traces::Found;
-use super::{banks, cluster, granularity, levels, tlb, traces};
-use crate::dissect::data::{Curve, Histogram, Path, Sweeps};
+use super::{banks, granularity, levels, tlb, traces};
+use crate::dissect::data::{Curve, Path, Sweeps};
 use crate::results::{Fact, FactValue};
 
 /// One row of the summary table (seed 000's: level, size, line, sets, ways, latency, policy).
@@ -16,6 +16,9 @@ pub struct Row {
     pub level: String,
     /// Capacity or reach, bytes.
     pub size_bytes: Option<u64>,
+    /// Footprints around which the level's share has fallen to half (a gradual knee), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_bytes: Option<(u64, u64)>,
     /// Capacity the trace kernel sees (sets x ways x line), bytes.
     #[serde(default)]
     pub trace_size_bytes: Option<u64>,
@@ -137,11 +140,25 @@ fn level_title(path: Path) -> &'static str {
     }
 }
 
-fn knee_method(curve: &Curve, k: &levels::Knee) -> String {
-    format!(
-        "{}: all accesses under {:.0} cycles up to {} B, not at {} B (stride {} B)",
-        curve.id, k.boundary_cycles, k.last_clean, k.first_dirty, curve.stride_bytes
-    )
+fn knee_method(curve: &Curve, level: &levels::Level, k: &levels::Knee) -> String {
+    let carveout = curve.carveout_percent.map(|p| format!(", carveout {p} %")).unwrap_or_default();
+    let half = k.half.map(|(a, b)| format!("; half the drop between {a} and {b} B")).unwrap_or_default();
+    if level.plateau_share >= 0.9 {
+        format!(
+            "{}: all accesses under {:.0} cycles up to {} B, not at {} B (stride {} B{carveout}){half}",
+            curve.id, k.boundary_cycles, k.last_clean, k.first_dirty, curve.stride_bytes
+        )
+    } else {
+        format!(
+            "{}: {:.0}% of accesses at {:.0} cycles up to {} B, fewer at {} B (stride {} B{carveout}){half}",
+            curve.id,
+            100.0 * level.plateau_share,
+            level.latency_cycles,
+            k.last_clean,
+            k.first_dirty,
+            curve.stride_bytes
+        )
+    }
 }
 
 /// Runs every inference on `sweeps`.
@@ -172,48 +189,66 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
     let label = path.label();
     let mut row = Row { level: level_title(path).into(), ..Row::default() };
     row.fetch_bytes = fetch(d, sweeps, path);
-    if let Some(curve) = sweeps.curve(&format!("size/{label}")) {
+    let size_curve = sweeps.curve(&format!("size/{label}"));
+    if let Some(curve) = size_curve {
         let fit = levels::fit(curve, overhead);
         if let Some(first) = fit.levels.first() {
             row.latency_cycles = Some(first.latency_cycles);
             d.latency(&format!("{prefix}.hit"), first);
             if let Some(k) = &first.capacity {
-                d.number_fact(&format!("{prefix}.size_bytes"), k.value, "bytes", k.confidence, knee_method(curve, k));
+                d.number_fact(
+                    &format!("{prefix}.size_bytes"),
+                    k.value,
+                    "bytes",
+                    k.confidence,
+                    knee_method(curve, first, k),
+                );
                 d.mark(&curve.id, k.value, format!("{} B", k.value));
                 row.size_bytes = Some(k.value);
+                row.half_bytes = k.half;
             }
         }
     }
-    // Trace analysis: capacity with the trace kernel, line, sets, ways, mapping, policy.
-    let cap_curve = sweeps.curve(&format!("trace-capacity/{label}"));
-    let window = cap_curve.and_then(|c| {
-        let hists: Vec<&Histogram> = c.points.iter().map(|p| &p.hist).collect();
-        cluster::find(&hists).miss_window()
+    // Trace analysis: capacity with the trace kernel, line, sets, ways, mapping, policy. The
+    // hit/miss window is the size sweep's, as in the plan that chose the traces.
+    let window = size_curve.and_then(levels::miss_window);
+    let cap_id = format!("trace-capacity/{label}");
+    let cap_curve = sweeps.curve(&cap_id);
+    let capacity = cap_curve.and_then(|c| {
+        let w = window?;
+        // The trace kernel's capacity: the largest footprint whose probe showed no miss.
+        let missed = |p: &crate::dissect::data::Point| {
+            p.hist.bins().filter(|(c, _)| *c >= w.0 && *c <= w.1).map(|(_, n)| n).sum::<u64>() >= 2
+        };
+        let last_clean = c.points.iter().filter(|p| !missed(p)).map(|p| p.x).max()?;
+        let first_dirty = c.points.iter().filter(|p| missed(p) && p.x > last_clean).map(|p| p.x).min()?;
+        Some((last_clean, first_dirty, c.stride_bytes))
     });
-    let capacity = cap_curve.and_then(|c| levels::fit(c, overhead).levels.first().and_then(|l| l.capacity.clone()));
-    if let (Some(b), Some(cap)) = (window, capacity) {
-        let id = format!("trace-capacity/{label}");
-        d.mark(&id, cap.last_clean, format!("{} B", cap.last_clean));
+    if let (Some(b), Some((cap, dirty, unit))) = (window, capacity) {
+        d.mark(&cap_id, cap, format!("{cap} B"));
         d.number_fact(
             &format!("{prefix}.trace_size_bytes"),
-            cap.last_clean,
+            cap,
             "bytes",
-            cap.confidence,
+            if dirty - cap <= unit { 1.0 } else { 0.5 },
             format!(
-                "{id}: largest footprint without misses for the trace kernel, whose shared memory shrinks the L1 (sets x ways x line)"
+                "{cap_id}: largest footprint without misses for the trace kernel (not at {dirty} B), whose shared memory shrinks the L1; sets x ways x line"
             ),
         );
-        row.trace_size_bytes = Some(cap.last_clean);
-        let line_trace = sweeps.traces.iter().find(|t| t.id == format!("line/{label}"));
-        if let Some(line) = line_trace.and_then(|t| traces::line_bytes(t, b)) {
+        row.trace_size_bytes = Some(cap);
+        let line_traces = sweeps.traces_with(&format!("line/{label}"));
+        if let Some(line) = traces::line_bytes(&line_traces, b) {
             d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
             row.line_bytes = Some(line.value);
         }
         let sets = sweeps.traces_with(&format!("sets/{label}/"));
-        if let Some(s) = traces::set_structure(&sets, cap.last_clean, b) {
+        if let Some(s) = traces::set_structure(&sets, cap, b) {
             d.found_number(&format!("{prefix}.ways"), &s.ways, "ways");
             d.found_number(&format!("{prefix}.sets"), &s.sets, "sets");
-            d.found_text(&format!("{prefix}.set_mapping"), &s.mapping);
+            if let Some(m) = &s.mapping {
+                d.found_text(&format!("{prefix}.set_mapping"), m);
+                row.mapping = Some(m.value.clone());
+            }
             let xs = sweeps.traces_with(&format!("policy-x/{label}/"));
             let ys = sweeps.traces_with(&format!("policy-y/{label}/"));
             let policy = traces::policy(&s.policy, &xs, &ys, b);
@@ -226,7 +261,10 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
             row.ways = Some(s.ways.value);
             row.sets = Some(s.sets.value);
             row.policy = Some(policy.value.clone());
-            row.mapping = Some(s.mapping.value.clone());
+        } else if let Some(p) = traces::periodicity(&sets, b).filter(|p| p.value == "non-lru") {
+            // No one set's lines to count, but misses that change from lap to lap are not LRU.
+            d.found_text(&format!("{prefix}.replacement"), &p);
+            row.policy = Some(p.value.clone());
         }
     }
     if row != (Row { level: row.level.clone(), ..Row::default() }) {
@@ -239,45 +277,60 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
     let mut rows = Vec::new();
     if let Some(curve) = sweeps.curve("size/cg") {
         let fit = levels::fit(curve, overhead);
-        let n = fit.levels.len();
-        let names: Vec<(&str, &str, &str)> = if n >= 3 {
-            vec![
-                ("L2 near", "l2.near_bytes", "l2.near.hit"),
-                ("L2", "l2.size_bytes", "l2.far.hit"),
-                ("DRAM", "", "dram"),
-            ]
-        } else {
-            vec![("L2", "l2.size_bytes", "l2.hit"), ("DRAM", "", "dram")]
+        let caches: Vec<&levels::Level> = fit.caches().collect();
+        let names: Vec<(String, String, String)> = match caches.len() {
+            1 => vec![("L2".into(), "l2.size_bytes".into(), "l2.hit".into())],
+            2 => vec![
+                ("L2 near".into(), "l2.near_bytes".into(), "l2.near.hit".into()),
+                ("L2 far".into(), "l2.size_bytes".into(), "l2.far.hit".into()),
+            ],
+            n => (0..n)
+                .map(|i| {
+                    (
+                        format!("L2 level {}", i + 1),
+                        format!("l2.level{}.size_bytes", i + 1),
+                        format!("l2.level{}.hit", i + 1),
+                    )
+                })
+                .collect(),
         };
-        for (level, (title, fact, lat)) in fit.levels.iter().zip(names) {
-            let mut row = Row { level: title.into(), latency_cycles: Some(level.latency_cycles), ..Row::default() };
-            d.latency(lat, level);
-            if let (Some(k), false) = (&level.capacity, fact.is_empty()) {
-                d.number_fact(fact, k.value, "bytes", k.confidence, knee_method(curve, k));
+        let near = caches.first().map(|l| l.latency_cycles);
+        for (level, (title, fact, lat)) in caches.iter().zip(names) {
+            let mut row = Row { level: title.clone(), latency_cycles: Some(level.latency_cycles), ..Row::default() };
+            d.latency(&lat, level);
+            if let Some(k) = &level.capacity {
+                d.number_fact(&fact, k.value, "bytes", k.confidence, knee_method(curve, level, k));
                 d.mark(&curve.id, k.value, format!("{} B", k.value));
                 row.size_bytes = Some(k.value);
+                row.half_bytes = k.half;
             }
-            if title == "L2" {
-                row.fetch_bytes = fetch_bytes;
+            if level.plateau_share < 0.9 {
+                row.policy = Some(format!("serves {:.0}% beyond the level before", 100.0 * level.plateau_share));
             }
+            if let (Some(n), true) = (near, caches.len() > 1 && title != "L2 near") {
+                row.mapping = Some(format!("+{:.0} cycles over near", level.latency_cycles - n));
+            }
+            row.fetch_bytes = fetch_bytes;
             rows.push(row);
         }
+        if let Some((latency, samples)) = &fit.backing {
+            d.latencies.push(LatencySamples { name: "dram".into(), samples: samples.clone() });
+            rows.push(Row { level: "DRAM".into(), latency_cycles: Some(*latency), ..Row::default() });
+        }
     }
+    // L2 misses of the cold traces: slower than the L2's own hits in its size sweep.
+    let window = sweeps.curve("size/cg").and_then(levels::miss_window);
     let cold = sweeps.traces.iter().find(|t| t.id == "cold/cg");
-    let boundary = |t: &crate::dissect::data::Trace| {
-        let h = Histogram::of_latencies(2, &t.latencies);
-        cluster::find(&[&h]).miss_window()
-    };
-    if let Some(f) = cold.and_then(|t| boundary(t).and_then(|b| traces::cold_miss_bytes(t, b))) {
+    if let Some(f) = cold.and_then(|t| window.and_then(|b| traces::cold_miss_bytes(t, b))) {
         d.found_number("l2.cold_miss_bytes", &f, "bytes");
     }
-    if let (Some(c), Some(t)) = (cold, sweeps.traces.iter().find(|t| t.id == "prefetch/cg")) {
-        // The hit/miss boundary of the cold trace applies to the prefetch trace too.
-        if let Some((p, block)) = boundary(c).and_then(|b| traces::prefetch(t, b)) {
-            d.found_text("l2.prefetch", &p);
-            if let Some(block) = block {
-                d.number_fact("l2.prefetch_bytes", block, "bytes", p.confidence, p.method.clone());
-            }
+    let prefetch = sweeps.traces.iter().find(|t| t.id == "prefetch/cg");
+    if let Some((p, block)) =
+        prefetch.filter(|_| cold.is_some()).and_then(|t| window.and_then(|b| traces::prefetch(t, b)))
+    {
+        d.found_text("l2.prefetch", &p);
+        if let Some(block) = block {
+            d.number_fact("l2.prefetch_bytes", block, "bytes", p.confidence, p.method.clone());
         }
     }
     d.rows.extend(rows);
@@ -310,16 +363,16 @@ fn tlb_facts(d: &mut Dissection, sweeps: &Sweeps) {
 }
 
 fn carveouts(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
-    for curve in sweeps.curves.iter().filter(|c| c.carveout_percent.is_some()) {
+    for curve in sweeps.curves.iter().filter(|c| c.id.starts_with("carveout=")) {
         let p = curve.carveout_percent.unwrap_or(0);
         let fit = levels::fit(curve, overhead);
-        if let Some(k) = fit.levels.first().and_then(|l| l.capacity.as_ref()) {
+        if let Some((level, k)) = fit.levels.first().and_then(|l| l.capacity.as_ref().map(|k| (l, k))) {
             d.number_fact(
                 &format!("l1.carveout_{p}.size_bytes"),
                 k.value,
                 "bytes",
                 k.confidence,
-                knee_method(curve, k),
+                knee_method(curve, level, k),
             );
             d.mark(&curve.id, k.value, format!("{} B", k.value));
         }
@@ -346,14 +399,19 @@ fn constant(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
     let fetch_bytes = fetch(d, sweeps, Path::Const);
     if let Some(curve) = sweeps.curve("size/const") {
         let fit = levels::fit(curve, overhead);
-        let last = fit.levels.len().saturating_sub(1);
-        for (i, level) in fit.levels.iter().enumerate().take(last) {
+        for (i, level) in fit.caches().enumerate() {
             let name = if i == 0 { "const.l1".to_string() } else { format!("const.l1_{}", i + 4) };
             let title = if i == 0 { "constant L1".to_string() } else { format!("constant L1.{}", i + 4) };
             let mut row = Row { level: title, latency_cycles: Some(level.latency_cycles), ..Row::default() };
             d.latency(&format!("{name}.hit"), level);
             if let Some(k) = &level.capacity {
-                d.number_fact(&format!("{name}.size_bytes"), k.value, "bytes", k.confidence, knee_method(curve, k));
+                d.number_fact(
+                    &format!("{name}.size_bytes"),
+                    k.value,
+                    "bytes",
+                    k.confidence,
+                    knee_method(curve, level, k),
+                );
                 d.mark(&curve.id, k.value, format!("{} B", k.value));
                 row.size_bytes = Some(k.value);
             }

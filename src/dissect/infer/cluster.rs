@@ -1,13 +1,22 @@
 //! Latency clusters: the levels a set of latency histograms shows, found as peaks of their
-//! pooled density on a logarithmic latency axis, separated at the valleys between them. No
-//! latency threshold is fixed in advance: the boundaries come from the data.
+//! pooled density on a logarithmic latency axis, separated at the valleys between them, then
+//! neighbours whose shares rise and fall together across the histograms merged (one level's
+//! latency often has several modes: L2 slices at different distances, a trace kernel's two
+//! timings of a hit). No latency threshold is fixed in advance: the boundaries come from the
+//! data.
 
 use crate::dissect::data::Histogram;
 
 /// Width of a density bin on the log axis (ratio between neighbouring bins).
 const LOG_BIN_RATIO: f64 = 1.02;
-/// Half-width of the smoothing window, in log bins.
-const SMOOTH_HALF: usize = 3;
+/// Half-width of the smoothing window, in log bins: narrow, so that a level 20 cycles from
+/// another at 500 stays apart; the modes of one level are merged by their co-variation.
+const SMOOTH_HALF: usize = 1;
+/// Neighbouring clusters whose per-histogram shares have at least this cosine similarity move
+/// together: modes of one level.
+const SAME_LEVEL_COSINE: f64 = 0.98;
+/// Histograms that must carry a pair of clusters for their co-variation to say anything.
+const MIN_COVARYING: usize = 3;
 /// A peak must hold at least this much pooled mass (in histograms' worth) to count.
 const MIN_PEAK_MASS: f64 = 0.05;
 /// Two peaks are separate only if the density between them falls below this share of the
@@ -105,8 +114,14 @@ pub fn find(hists: &[&Histogram]) -> Clusters {
         }
     }
     // Merge neighbours whose valley is shallow, keeping the higher peak.
+    // The lowest density between two peaks; where it is flat (an empty gap), its middle.
     let valley = |a: usize, b: usize| -> (usize, f64) {
-        (a..=b).map(|k| (k, smooth[k])).min_by(|x, y| x.1.total_cmp(&y.1)).unwrap_or((a, 0.0))
+        let low = (a..=b).map(|k| smooth[k]).fold(f64::INFINITY, f64::min);
+        let at: Vec<usize> = (a..=b).filter(|&k| smooth[k] <= low).collect();
+        match (at.first(), at.last()) {
+            (Some(&x), Some(&y)) => ((x + y) / 2, low),
+            _ => (a, 0.0),
+        }
     };
     let mut merged = true;
     while merged && peaks.len() > 1 {
@@ -143,13 +158,43 @@ pub fn find(hists: &[&Histogram]) -> Clusters {
             }
             _ => {
                 let to_cycles = |bin: f64| LOG_BIN_RATIO.powf(bin);
-                return Clusters {
+                let found = Clusters {
                     centers: peaks.iter().map(|&p| to_cycles(p as f64 + 0.5)).collect(),
                     bounds: cuts.iter().map(|&c| to_cycles(c as f64 + 0.5)).collect(),
                     masses,
                 };
+                return merge_covarying(found, hists);
             }
         }
+    }
+}
+
+/// Merges neighbouring clusters whose shares are proportional across the histograms (cosine
+/// similarity of the share vectors), most similar pair first; the merged cluster keeps the
+/// heavier one's center.
+fn merge_covarying(mut k: Clusters, hists: &[&Histogram]) -> Clusters {
+    loop {
+        let shares: Vec<Vec<f64>> = hists.iter().filter(|h| h.total() > 0).map(|h| k.shares(h)).collect();
+        let best = (0..k.bounds.len())
+            .filter_map(|i| {
+                let carried = shares.iter().filter(|s| s[i] + s[i + 1] >= 0.01).count();
+                if carried < MIN_COVARYING {
+                    return None;
+                }
+                let dot: f64 = shares.iter().map(|s| s[i] * s[i + 1]).sum();
+                let na: f64 = shares.iter().map(|s| s[i] * s[i]).sum::<f64>().sqrt();
+                let nb: f64 = shares.iter().map(|s| s[i + 1] * s[i + 1]).sum::<f64>().sqrt();
+                (na > 0.0 && nb > 0.0).then(|| (i, dot / (na * nb)))
+            })
+            .filter(|(_, cos)| *cos >= SAME_LEVEL_COSINE)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((i, _)) = best else { return k };
+        let keep = if k.masses[i] >= k.masses[i + 1] { k.centers[i] } else { k.centers[i + 1] };
+        k.centers[i] = keep;
+        k.centers.remove(i + 1);
+        k.masses[i] += k.masses[i + 1];
+        k.masses.remove(i + 1);
+        k.bounds.remove(i);
     }
 }
 

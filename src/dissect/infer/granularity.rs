@@ -7,6 +7,8 @@ use crate::dissect::data::Curve;
 
 /// Miss share from which a stride counts as "every access misses".
 const PLATEAU: f64 = 0.9;
+/// Share of the smallest stride's accesses a cluster must serve to count as the level's hits.
+const HIT_SHARE: f64 = 0.2;
 
 /// The inferred granularity.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,10 +32,16 @@ fn nearest_power_of_two(x: f64) -> u64 {
 pub fn fetch_granularity(curve: &Curve) -> Option<Granularity> {
     let hists: Vec<_> = curve.points.iter().map(|p| &p.hist).collect();
     let clusters = cluster::find(&hists);
-    let boundary = *clusters.bounds.first()?;
+    // Hits: the clusters that serve a large share at the smallest stride, where the level hits
+    // most (a level's hits may come at several latencies); misses: everything slower.
+    let first = curve.points.first()?;
+    let hits = clusters.shares(&first.hist).iter().rposition(|s| *s >= HIT_SHARE)?;
+    let boundary = *clusters.bounds.get(hits)?;
     let miss: Vec<(u64, f64)> = curve.points.iter().map(|p| (p.x, 1.0 - p.hist.fraction_below(boundary))).collect();
+    // The plateau: every access misses from this stride on (the next stride too; at the largest
+    // strides a footprint of few lines may let a level keep some).
     let plateau_at =
-        (0..miss.len()).find(|&i| miss[i..].iter().all(|m| m.1 >= PLATEAU - 0.1) && miss[i].1 >= PLATEAU)?;
+        (0..miss.len()).find(|&i| miss[i].1 >= PLATEAU && miss.get(i + 1).is_none_or(|m| m.1 >= PLATEAU - 0.1))?;
     let g_plateau = miss[plateau_at].0;
     let mut ratio: Vec<u64> =
         miss[..plateau_at].iter().filter(|m| m.1 >= 0.03).map(|m| nearest_power_of_two(m.0 as f64 / m.1)).collect();

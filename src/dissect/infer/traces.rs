@@ -38,49 +38,66 @@ pub fn missed_per_lap(trace: &Trace, window: (f64, f64)) -> Vec<BTreeSet<u64>> {
         .collect()
 }
 
-/// The eviction unit (line size) from a trace at the fetch granularity: the length of the runs
-/// of consecutive missed accesses.
-pub fn line_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> {
-    let laps = missed_per_lap(trace, window);
-    let mut runs: Vec<(u64, u64)> = Vec::new();
-    for missed in &laps {
-        let mut iter = missed.iter().copied().peekable();
-        while let Some(start) = iter.next() {
-            let mut end = start;
-            while iter.peek() == Some(&(end + 1)) {
-                end = iter.next().unwrap_or(end);
-            }
-            runs.push((start, end - start + 1));
-        }
-    }
-    if runs.is_empty() {
+/// Laps of `traces` that share the first trace's footprint and stride, as missed positions.
+fn pooled_laps(traces: &[&Trace], window: (f64, f64)) -> Vec<BTreeSet<u64>> {
+    let Some(first) = traces.first() else { return Vec::new() };
+    traces
+        .iter()
+        .filter(|t| t.stride_bytes == first.stride_bytes && t.footprint_bytes == first.footprint_bytes)
+        .flat_map(|t| missed_per_lap(t, window))
+        .collect()
+}
+
+/// Smallest share of touched blocks that must be missed whole for a block size to be a line.
+const WHOLE_SHARE: f64 = 0.9;
+
+/// The eviction unit (line size) from traces at the fetch granularity one unit over capacity:
+/// an evicted line misses on every access to it in the next lap, so misses fill whole aligned
+/// blocks of the line's size, and not (in general) blocks twice as large.
+pub fn line_bytes(traces: &[&Trace], window: (f64, f64)) -> Option<Found<u64>> {
+    let first = traces.first()?;
+    let laps = pooled_laps(traces, window);
+    let lap = first.lap();
+    let misses: usize = laps.iter().map(|l| l.len()).sum();
+    if misses < 4 {
         return None;
     }
-    let mut lengths: Vec<u64> = runs.iter().map(|r| r.1).collect();
-    lengths.sort();
-    let mut mode = (lengths[0], 0usize);
-    let mut k = 0;
-    while k < lengths.len() {
-        let n = lengths[k..].iter().take_while(|&&l| l == lengths[k]).count();
-        if n > mode.1 {
-            mode = (lengths[k], n);
+    // For each block size u (accesses, a power of two): blocks with a miss, and those missed whole.
+    let whole_share = |u: u64| -> (f64, usize) {
+        let blocks = lap / u;
+        let (mut touched, mut whole) = (0usize, 0usize);
+        for missed in &laps {
+            let mut per_block: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+            for &i in missed.iter().filter(|&&i| i / u < blocks) {
+                *per_block.entry(i / u).or_default() += 1;
+            }
+            touched += per_block.len();
+            whole += per_block.values().filter(|&&n| n == u).count();
         }
-        k += n;
+        (if touched == 0 { 0.0 } else { whole as f64 / touched as f64 }, touched)
+    };
+    let mut unit = 1u64;
+    while 2 * unit <= lap / 2 && whole_share(2 * unit).0 >= WHOLE_SHARE {
+        unit *= 2;
     }
-    let unit = mode.0;
-    let typical = runs.iter().filter(|r| r.1 == unit && r.0 % unit == 0).count() as f64 / runs.len() as f64;
-    let bytes = unit * trace.stride_bytes;
-    let power = if bytes.is_power_of_two() { 1.0 } else { 0.7 };
+    if 2 * unit > lap / 2 {
+        // Every access of the lap missed: the misses do not show where lines end.
+        return None;
+    }
+    let (share, touched) = whole_share(unit);
+    let (next, _) = whole_share(2 * unit);
     Some(Found {
-        value: bytes,
-        confidence: typical * power * (1.0 - 1.0 / (1.0 + runs.len() as f64)),
+        value: unit * first.stride_bytes,
+        confidence: share * (1.0 - next) * (1.0 - 1.0 / (1.0 + touched as f64)),
         method: format!(
-            "{}: {} runs of missed accesses at stride {} B, {:.0}% of them {} accesses long and aligned",
-            trace.id,
-            runs.len(),
-            trace.stride_bytes,
-            100.0 * typical,
-            unit
+            "{}: {touched} missed blocks at stride {} B over {} laps: {:.0}% of {} B blocks missed whole, {:.0}% of {} B blocks",
+            first.id,
+            first.stride_bytes,
+            laps.len(),
+            100.0 * share,
+            unit * first.stride_bytes,
+            100.0 * next,
+            2 * unit * first.stride_bytes
         ),
     })
 }
@@ -88,53 +105,21 @@ pub fn line_bytes(trace: &Trace, window: (f64, f64)) -> Option<Found<u64>> {
 /// Share of laps that must miss on the whole overfull set for the policy to count as LRU.
 const PERIODIC_SHARE: f64 = 0.9;
 
-/// Sets, ways, mapping and policy of a cache, from traces at the line stride whose footprint
-/// is one line beyond `capacity`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SetStructure {
-    /// Ways per set.
-    pub ways: Found<u64>,
-    /// Number of sets.
-    pub sets: Found<u64>,
-    /// "bit-defined", "modulo" or "hashed".
-    pub mapping: Found<String>,
-    /// "lru" (periodic: every line of the overfull set misses every lap) or "non-lru".
-    pub policy: Found<String>,
-    /// Lines of the overfull set, in lap order.
-    pub conflict_lines: Vec<u64>,
-}
-
-/// Infers the set structure from `traces` (same footprint and stride).
-pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Option<SetStructure> {
+/// Whether the misses of a cyclic chase repeat lap after lap ("lru": LRU and FIFO keep a cyclic
+/// pattern's misses periodic, whatever the set mapping) or change ("non-lru").
+pub fn periodicity(traces: &[&Trace], window: (f64, f64)) -> Option<Found<String>> {
     let first = traces.first()?;
-    let line = first.stride_bytes;
-    let laps: Vec<BTreeSet<u64>> = traces
-        .iter()
-        .filter(|t| t.stride_bytes == line && t.footprint_bytes == first.footprint_bytes)
-        .flat_map(|t| missed_per_lap(t, window))
-        .collect();
+    let laps = pooled_laps(traces, window);
     if laps.len() < 2 {
         return None;
     }
     let union: BTreeSet<u64> = laps.iter().flatten().copied().collect();
-    if union.len() < 2 {
+    if union.is_empty() {
         return None;
     }
-    let ways = union.len() as u64 - 1;
-    // Did the union stop growing? (Non-LRU policies reveal the set's lines over several laps.)
-    let half: BTreeSet<u64> = laps[..laps.len() / 2].iter().flatten().copied().collect();
-    let saturated = if half.len() == union.len() { 1.0 } else { 0.6 };
-    // Periodic: (nearly) every lap misses on every line of the set. A stray slow access can
-    // hide one miss, so a few odd laps are tolerated.
     let full = laps.iter().filter(|m| **m == union).count() as f64 / laps.len() as f64;
-    let periodic = full >= PERIODIC_SHARE;
-    let lines: Vec<u64> = union.iter().copied().collect();
-    let gaps: Vec<u64> = lines.windows(2).map(|w| w[1] - w[0]).collect();
-    let equal = gaps.iter().all(|g| *g == gaps[0]);
-    let sets_exact = capacity.is_multiple_of(ways * line);
-    let sets_value = (capacity as f64 / (ways * line) as f64).round().max(1.0) as u64;
     let n = laps.len() as f64;
-    let policy = if periodic {
+    Some(if full >= PERIODIC_SHARE {
         Found {
             value: "lru".to_string(),
             confidence: full * (1.0 - 1.0 / n),
@@ -157,32 +142,92 @@ pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Op
                 laps.len()
             ),
         }
-    };
-    let mapping = if equal && gaps[0] == sets_value {
+    })
+}
+
+/// Sets, ways, mapping and policy of a cache, from traces at the line stride whose footprint
+/// is one line beyond `capacity`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetStructure {
+    /// Ways per set.
+    pub ways: Found<u64>,
+    /// Number of sets.
+    pub sets: Found<u64>,
+    /// "bit-defined", "modulo" or "hashed"; none for a single set.
+    pub mapping: Option<Found<String>>,
+    /// "lru" (periodic: every line of the overfull set misses every lap) or "non-lru".
+    pub policy: Found<String>,
+    /// Lines of the overfull set, in lap order.
+    pub conflict_lines: Vec<u64>,
+}
+
+/// Infers the set structure from `traces` (same footprint and stride). The reading assumes one
+/// overfull set; it is refused (None) when the misses do not look like one: fewer than four
+/// laps, missed lines that keep changing after half the laps (not one set's lines), or more
+/// than half the lap missed.
+pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Option<SetStructure> {
+    let first = traces.first()?;
+    let line = first.stride_bytes;
+    let laps = pooled_laps(traces, window);
+    if laps.len() < 4 {
+        return None;
+    }
+    let union: BTreeSet<u64> = laps.iter().flatten().copied().collect();
+    if union.len() < 2 || union.len() as u64 > first.lap() / 2 {
+        return None;
+    }
+    // Non-LRU policies reveal the set's lines over several laps; the union must stop growing.
+    let half: BTreeSet<u64> = laps[..laps.len() / 2].iter().flatten().copied().collect();
+    if half.len() != union.len() {
+        return None;
+    }
+    let ways = union.len() as u64 - 1;
+    let policy = periodicity(traces, window)?;
+    let lines: Vec<u64> = union.iter().copied().collect();
+    let gaps: Vec<u64> = lines.windows(2).map(|w| w[1] - w[0]).collect();
+    let equal = gaps.iter().all(|g| *g == gaps[0]);
+    let sets_exact = capacity.is_multiple_of(ways * line);
+    let sets_value = (capacity as f64 / (ways * line) as f64).round().max(1.0) as u64;
+    let mapping = if sets_value < 2 {
+        None
+    } else if equal && gaps[0] == sets_value {
         let word = if gaps[0].is_power_of_two() { "bit-defined" } else { "modulo" };
-        Found {
+        Some(Found {
             value: word.to_string(),
             confidence: if union.len() >= 3 { 0.95 } else { 0.6 },
             method: format!("{}: the overfull set's lines are {} lines apart, one way's worth", first.id, gaps[0]),
-        }
+        })
     } else {
-        Found {
+        Some(Found {
             value: "hashed".to_string(),
             confidence: if union.len() >= 3 { 0.9 } else { 0.5 },
             method: format!("{}: the overfull set's lines are irregularly spaced ({gaps:?} lines)", first.id),
-        }
+        })
     };
-    let ways_conf = saturated * if sets_exact { 1.0 } else { 0.6 };
+    let ways_conf: f64 = if sets_exact { 1.0 } else { 0.6 };
+    let hashed = mapping.as_ref().is_some_and(|m| m.value == "hashed");
+    // Hashed sets fill unevenly: the capacity seen (the first overflow) may fall short of
+    // sets x ways x line, so the set count is then only a lower bound.
+    let (sets_conf, sets_note) = if hashed {
+        ((ways_conf * if sets_exact { 1.0 } else { 0.5 }).min(0.3), "; a lower bound where sets are hashed")
+    } else {
+        (ways_conf * if sets_exact { 1.0 } else { 0.5 }, "")
+    };
     Some(SetStructure {
         ways: Found {
             value: ways,
             confidence: ways_conf,
-            method: format!("{}: {} lines of one set miss at one line over capacity", first.id, union.len()),
+            method: format!(
+                "{}: {} lines of one set miss at one line over capacity ({} laps)",
+                first.id,
+                union.len(),
+                laps.len()
+            ),
         },
         sets: Found {
             value: sets_value,
-            confidence: ways_conf * if sets_exact { 1.0 } else { 0.5 },
-            method: format!("capacity {capacity} B / ({ways} ways x {line} B lines)"),
+            confidence: sets_conf,
+            method: format!("capacity {capacity} B / ({ways} ways x {line} B lines){sets_note}"),
         },
         mapping,
         policy,
@@ -322,9 +367,14 @@ mod tests {
             stride_bytes: stride,
             warm_steps: 0,
             cold: false,
+            carveout_percent: None,
             latencies,
             order: Vec::new(),
         }
+    }
+
+    fn laps(lap: u64, missed: &[&[u64]]) -> Vec<u32> {
+        missed.iter().flat_map(|m| (0..lap).map(move |i| if m.contains(&i) { 300 } else { 40 })).collect()
     }
 
     #[test]
@@ -332,9 +382,26 @@ mod tests {
         let lap = 40u64;
         let lat: Vec<u32> =
             (0..3 * lap).map(|i| if matches!(i % lap, 0..=3 | 16..=19 | 32..=35) { 300 } else { 40 }).collect();
-        let f = line_bytes(&trace(32, lap * 32, lat), W).unwrap();
+        let f = line_bytes(&[&trace(32, lap * 32, lat)], W).unwrap();
         assert_eq!(f.value, 128);
         assert!(f.confidence > 0.8, "{f:?}");
+    }
+
+    #[test]
+    fn neighbouring_lines_evicted_together_still_make_one_line() {
+        // Random replacement: lines 0 and 1 (sectors 0..8) both missed in one lap of three.
+        let lat = laps(64, &[&[0, 1, 2, 3, 4, 5, 6, 7], &[8, 9, 10, 11], &[40, 41, 42, 43, 20, 21, 22, 23]]);
+        let f = line_bytes(&[&trace(32, 64 * 32, lat)], W).unwrap();
+        assert_eq!(f.value, 128, "{f:?}");
+    }
+
+    #[test]
+    fn traces_without_misses_or_with_nothing_but_misses_give_no_line() {
+        // The H200's first traces: hits at two latencies, no miss at all.
+        let hits: Vec<u32> = (0..700).map(|i| if i % 8 == 0 { 42 } else { 50 }).collect();
+        assert!(line_bytes(&[&trace(32, 70 * 32, hits)], W).is_none());
+        let all = vec![300u32; 200];
+        assert!(line_bytes(&[&trace(32, 50 * 32, all)], W).is_none());
     }
 
     #[test]
@@ -345,7 +412,7 @@ mod tests {
         let t = trace(128, lap * 128, lat);
         let s = set_structure(&[&t], 1024, W).unwrap();
         assert_eq!((s.ways.value, s.sets.value), (2, 4));
-        assert_eq!(s.mapping.value, "bit-defined");
+        assert_eq!(s.mapping.unwrap().value, "bit-defined");
         assert_eq!(s.policy.value, "lru");
         assert_eq!(s.conflict_lines, vec![0, 4, 8]);
     }
@@ -358,8 +425,20 @@ mod tests {
             pattern.iter().flat_map(|m| (0..lap).map(move |i| if m.contains(&i) { 300 } else { 40 })).collect();
         let s = set_structure(&[&trace(128, lap * 128, lat)], 1024, W).unwrap();
         assert_eq!(s.ways.value, 2);
-        assert_eq!(s.mapping.value, "hashed");
+        assert_eq!(s.mapping.unwrap().value, "hashed");
         assert_eq!(s.policy.value, "non-lru");
+    }
+
+    #[test]
+    fn misses_that_are_not_one_sets_lines_give_no_structure() {
+        // New lines keep missing in later laps: not one set's lines.
+        let lat = laps(40, &[&[0], &[5], &[9], &[13], &[17], &[21]]);
+        let t = trace(128, 40 * 128, lat);
+        assert!(set_structure(&[&t], 4096, W).is_none());
+        assert_eq!(periodicity(&[&t], W).unwrap().value, "non-lru");
+        // More than half the lap missed.
+        let lat = laps(8, &[&[0, 1, 2, 3, 4], &[0, 1, 2, 3, 4], &[0, 1, 2, 3, 4], &[0, 1, 2, 3, 4]]);
+        assert!(set_structure(&[&trace(128, 8 * 128, lat)], 896, W).is_none());
     }
 
     #[test]
