@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::BaselineKey;
 use crate::error::{Error, Result};
 use crate::results::{
-    Better, ClockDomain, GpuClass, KernelProvenance, RESULTS_SCHEMA, ResultsDocument, Settings, Stack, Summary,
-    parse_json,
+    BenchmarkResult, Better, ClockDomain, GpuClass, KernelProvenance, RESULTS_SCHEMA, ResultsDocument, Settings, Stack,
+    Summary, parse_json,
 };
 use crate::verdict::run_kernels;
 
@@ -257,28 +257,20 @@ fn metric_summaries(runs: &[ResultsDocument]) -> Vec<BaselineMetric> {
 }
 
 fn telemetry_summary(runs: &[ResultsDocument]) -> TelemetrySummary {
-    let mut t = TelemetrySummary::default();
-    let mut clocks = Vec::new();
-    let mut power = Vec::new();
-    for run in runs {
-        let mut nvml = run.telemetry.as_ref().is_some_and(|rt| rt.nvml);
-        for b in &run.benchmarks {
-            clocks.extend(b.clocks.iter().filter_map(|c| c.mhz()));
-            for s in &b.telemetry {
-                nvml = true;
-                t.samples += 1;
-                power.extend(s.power_w);
-                if s.throttled {
-                    t.throttled_samples += 1;
-                    for r in &s.slowdown {
-                        *t.reasons.entry(r.clone()).or_default() += 1;
-                    }
-                }
-            }
-        }
-        t.runs_with_nvml += usize::from(nvml);
+    let all: Vec<BenchmarkResult> = runs.iter().flat_map(|r| r.benchmarks.iter().cloned()).collect();
+    let pooled = crate::telemetry::run_summary(&all);
+    let runs_with_nvml = runs
+        .iter()
+        .filter(|r| {
+            r.telemetry.as_ref().is_some_and(|t| t.nvml) || r.benchmarks.iter().any(|b| !b.telemetry.is_empty())
+        })
+        .count();
+    TelemetrySummary {
+        runs_with_nvml,
+        samples: pooled.samples,
+        throttled_samples: pooled.throttled_samples,
+        reasons: pooled.reasons,
+        median_sm_mhz: pooled.median_sm_mhz,
+        median_power_w: pooled.median_power_w,
     }
-    t.median_sm_mhz = crate::stats::median(&clocks);
-    t.median_power_w = crate::stats::median(&power);
-    t
 }
