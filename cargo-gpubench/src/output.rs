@@ -13,3 +13,21 @@ pub fn emit(text: impl std::fmt::Display) {
         std::process::exit(gpubench::error::exit::DATA);
     }
 }
+
+/// Writes an experiment's trace to `output` when given, and prints trace and summary as JSON
+/// when `json` is set. Returns whether the JSON was printed (the caller prints tables otherwise).
+pub fn save_and_emit_json<T: serde::Serialize, S: serde::Serialize>(
+    trace: &T,
+    summary: &S,
+    output: Option<&std::path::Path>,
+    json: bool,
+) -> gpubench::Result<bool> {
+    if let Some(path) = output {
+        gpubench::results::write_json(path, trace)?;
+    }
+    if json {
+        let doc = serde_json::json!({ "trace": trace, "summary": summary });
+        emit(serde_json::to_string_pretty(&doc).expect("experiment traces serialise"));
+    }
+    Ok(json)
+}

@@ -6,7 +6,6 @@ use gpubench::device::Gpu;
 use gpubench::error::{Result, exit};
 use gpubench::experiments::clock_load::{self, LoadSettings};
 use gpubench::report::load_table;
-use gpubench::results::write_json;
 
 use crate::cli::LoadArgs;
 use crate::output::emit;
@@ -16,15 +15,8 @@ pub fn load(args: LoadArgs) -> Result<i32> {
     let settings = LoadSettings { duration: Duration::from_secs(args.seconds.max(1)), ..Default::default() };
     eprintln!("holding a tensor-core and memory load on {} for {} s", gpu.identity().name, args.seconds);
     let trace = clock_load::run(&gpu, settings)?;
-    if let Some(path) = &args.output {
-        write_json(path, &trace)?;
-    }
     let summary = clock_load::summarize(&trace);
-    if args.json {
-        emit(
-            serde_json::to_string_pretty(&serde_json::json!({ "trace": trace, "summary": summary }))
-                .expect("serialises"),
-        );
+    if crate::output::save_and_emit_json(&trace, &summary, args.output.as_deref(), args.json)? {
         return Ok(exit::OK);
     }
     emit(load_table(&trace));

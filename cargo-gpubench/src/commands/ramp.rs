@@ -5,7 +5,6 @@ use std::time::Duration;
 use gpubench::error::{Result, exit};
 use gpubench::experiments::clock_ramp::{self, RampSettings};
 use gpubench::report::ramp_table;
-use gpubench::results::write_json;
 
 use crate::cli::RampArgs;
 use crate::output::emit;
@@ -22,16 +21,8 @@ pub fn ramp(args: RampArgs) -> Result<i32> {
         args.idle_ms, settings.launches
     );
     let trace = clock_ramp::run(args.device, settings)?;
-    if let Some(path) = &args.output {
-        write_json(path, &trace)?;
-    }
     let summary = clock_ramp::summarize_trace(&trace);
-    if args.json {
-        emit(
-            serde_json::to_string_pretty(&serde_json::json!({ "trace": trace, "summary": summary }))
-                .expect("serialises"),
-        );
-    } else {
+    if !crate::output::save_and_emit_json(&trace, &summary, args.output.as_deref(), args.json)? {
         emit(ramp_table(&trace));
         emit(format!(
             "idle: NVML SM clock {} MHz; {:.0} ms from the end of idling to the first launch",
