@@ -154,6 +154,7 @@ pub fn results_document(sweeps: &Sweeps, d: &Dissection) -> ResultsDocument {
             kernels: sweeps.kernels.clone(),
             criterion: None,
             telemetry: Vec::new(),
+            sm_maps: Vec::new(),
         })
         .collect();
     ResultsDocument {

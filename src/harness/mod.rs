@@ -54,17 +54,26 @@ pub struct Sample {
     pub values: Vec<f64>,
     /// SM cycles and ns counted by the kernel over the sample.
     pub clock: Option<KernelClock>,
+    /// Per-SM values of metrics measured on every SM: (metric index, (SM id, value) pairs).
+    pub per_sm: Vec<(usize, Vec<(u32, f64)>)>,
 }
 
 impl Sample {
     /// A sample without in-kernel clock readings.
     pub fn timed(elapsed_ns: f64, values: Vec<f64>) -> Self {
-        Sample { elapsed_ns, values, clock: None }
+        Sample { elapsed_ns, values, clock: None, per_sm: Vec::new() }
     }
 
     /// A sample with the kernel's clock window.
     pub fn clocked(elapsed_ns: f64, values: Vec<f64>, clock: Option<KernelClock>) -> Self {
-        Sample { elapsed_ns, values, clock }
+        Sample { elapsed_ns, values, clock, per_sm: Vec::new() }
+    }
+
+    /// Adds the per-SM values of the metric at `metric` (declaration order); the sample's value of
+    /// that metric should be their median.
+    pub fn with_sm_values(mut self, metric: usize, pairs: Vec<(u32, f64)>) -> Self {
+        self.per_sm.push((metric, pairs));
+        self
     }
 }
 

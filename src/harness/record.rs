@@ -2,7 +2,11 @@
 //! the clocks they ran at, throttle classification and clock-normalised values. Pure: no GPU.
 
 use super::{Bench, Sample};
-use crate::results::{BenchmarkResult, ClockDomain, KernelClock, Metric, NormalizedMetric, SampleTelemetry, Summary};
+use std::collections::BTreeMap;
+
+use crate::results::{
+    BenchmarkResult, ClockDomain, KernelClock, Metric, NormalizedMetric, SampleTelemetry, SmMap, Summary,
+};
 use crate::telemetry::{normalize, normalized_unit, reasons};
 
 /// One criterion sample as the harness saw it.
@@ -99,7 +103,29 @@ pub fn build_result(
         kernels: bench.kernels.clone(),
         criterion: None,
         telemetry: kept.iter().filter_map(|m| m.telemetry.clone()).collect(),
+        sm_maps: sm_maps(bench, &kept),
     }
+}
+
+/// One chip map per metric that reported per-SM values: each SM's median over the samples.
+fn sm_maps(bench: &Bench, kept: &[MeasuredSample]) -> Vec<SmMap> {
+    let mut per_metric: BTreeMap<usize, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
+    for m in kept {
+        for (metric, pairs) in &m.sample.per_sm {
+            let sms = per_metric.entry(*metric).or_default();
+            for &(sm, v) in pairs.iter().filter(|p| p.1.is_finite()) {
+                sms.entry(sm).or_default().push(v);
+            }
+        }
+    }
+    per_metric
+        .into_iter()
+        .filter_map(|(i, sms)| {
+            let spec = bench.metrics.get(i)?;
+            let pairs = sms.into_iter().filter_map(|(sm, v)| Some((sm, crate::stats::median(&v)?))).collect();
+            Some(SmMap::new(spec.name.clone(), spec.unit.clone(), pairs))
+        })
+        .collect()
 }
 
 fn normalized_series(unit: &str, domain: ClockDomain, points: &[(f64, &MeasuredSample)]) -> Option<NormalizedMetric> {
@@ -190,6 +216,24 @@ mod tests {
             build_result("s", &bench(), &all_throttled, 1980.0, ThrottlePolicy::Discard).metrics[0].samples.len(),
             1
         );
+    }
+
+    #[test]
+    fn per_sm_values_become_a_map_of_medians_over_samples() {
+        let mut a = sample(1980.0, 145.0, 4000.0, 0);
+        a.sample = a.sample.with_sm_values(2, vec![(1, 290.0), (0, 280.0), (2, 300.0)]);
+        let mut b = sample(1980.0, 145.0, 4000.0, 0);
+        b.sample = b.sample.with_sm_values(2, vec![(0, 282.0), (1, 292.0), (2, 302.0)]);
+        let mut c = sample(1980.0, 145.0, 4000.0, 0);
+        c.sample = c.sample.with_sm_values(2, vec![(0, 281.0), (1, f64::NAN), (2, 301.0)]);
+        let r = build_result("latency", &bench(), &[a, b, c], 1980.0, ThrottlePolicy::Normalize);
+        assert_eq!(r.sm_maps.len(), 1);
+        let map = &r.sm_maps[0];
+        assert_eq!(map.metric, "cycles_per_access");
+        assert_eq!(map.sm, vec![0, 1, 2]);
+        assert_eq!(map.values, vec![281.0, 291.0, 301.0]);
+        assert_eq!((map.spread.min, map.spread.median, map.spread.max), (281.0, 291.0, 301.0));
+        assert_eq!(r.sm_map("cycles_per_access").and_then(|m| m.value(2)), Some(301.0));
     }
 
     #[test]

@@ -212,12 +212,105 @@ pub struct BenchmarkResult {
     /// What NVML saw during each sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub telemetry: Vec<SampleTelemetry>,
+    /// Per-SM values of metrics measured on every SM (a chip map per metric): see [`SmMap`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sm_maps: Vec<SmMap>,
 }
 
 impl BenchmarkResult {
     /// The metric called `name`.
     pub fn metric(&self, name: &str) -> Option<&Metric> {
         self.metrics.iter().find(|m| m.name == name)
+    }
+
+    /// The chip map of the metric called `name`.
+    pub fn sm_map(&self, name: &str) -> Option<&SmMap> {
+        self.sm_maps.iter().find(|m| m.metric == name)
+    }
+}
+
+/// A metric measured on every SM: the value each SM gave (median over the benchmark's samples),
+/// and its spread over the SMs. The metric's own samples are per-sample medians over SMs; this map
+/// keeps the placement structure: a slow SM, GPC or L2 region, and a fingerprint of the card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmMap {
+    /// Name of the metric the map belongs to.
+    pub metric: String,
+    /// Unit of the values.
+    pub unit: String,
+    /// SM id (`%smid`) of each entry, ascending.
+    pub sm: Vec<u32>,
+    /// Value per SM, same order as `sm`.
+    pub values: Vec<f64>,
+    /// Group of each SM (same order as `sm`) where a probe found one: SMs that thread-block
+    /// clusters co-schedule share a group (a GPC, or part of one). Empty when unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group: Vec<u32>,
+    /// Spread of `values` over the SMs.
+    pub spread: Spread,
+}
+
+impl SmMap {
+    /// Builds a map from (SM id, value) pairs; pairs are sorted by SM id.
+    pub fn new(metric: impl Into<String>, unit: impl Into<String>, mut pairs: Vec<(u32, f64)>) -> Self {
+        pairs.sort_by_key(|p| p.0);
+        let values: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+        SmMap {
+            metric: metric.into(),
+            unit: unit.into(),
+            sm: pairs.iter().map(|p| p.0).collect(),
+            spread: Spread::of(&values),
+            values,
+            group: Vec::new(),
+        }
+    }
+
+    /// The value of SM `sm`.
+    pub fn value(&self, sm: u32) -> Option<f64> {
+        self.sm.iter().position(|&s| s == sm).map(|i| self.values[i])
+    }
+}
+
+/// Robust spread of a set of values: median, quartiles and extremes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Number of values.
+    pub n: usize,
+    /// Median.
+    pub median: f64,
+    /// First quartile.
+    pub q1: f64,
+    /// Third quartile.
+    pub q3: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values` (NaN statistics when empty).
+    pub fn of(values: &[f64]) -> Self {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        if sorted.is_empty() {
+            let nan = f64::NAN;
+            return Spread { n: 0, median: nan, q1: nan, q3: nan, min: nan, max: nan };
+        }
+        let q = |p: f64| crate::stats::percentile_sorted(&sorted, p);
+        Spread {
+            n: sorted.len(),
+            median: q(0.5),
+            q1: q(0.25),
+            q3: q(0.75),
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+        }
+    }
+
+    /// (max - min) / median.
+    pub fn relative_range(&self) -> f64 {
+        (self.max - self.min) / self.median
     }
 }
 

@@ -58,6 +58,7 @@ pub fn merge(header: RunHeader, outputs: Vec<BenchOutput>, wall_time_s: f64) -> 
                 kernels: Vec::new(),
                 criterion: Some(c.estimates),
                 telemetry: Vec::new(),
+                sm_maps: Vec::new(),
             })
             .collect();
         benchmarks.extend(recorded);
