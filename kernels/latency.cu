@@ -34,3 +34,35 @@ GB_CHASE_KERNEL(chase_ca, gb_ld_ca)
 GB_CHASE_KERNEL(chase_cg, gb_ld_cg)
 GB_CHASE_KERNEL(chase_cv, gb_ld_cv)
 GB_CHASE_KERNEL(chase_nc, gb_ld_nc)
+
+// The same chase from every SM (seed 002's placement question, DESIGN.md section 3a): a grid of
+// one-thread blocks, several per SM, in which the first block to reach an SM in this launch
+// claims it (claims[sm] is raised to `launch`) and chases, and the others leave. Each SM keeps its
+// own gb_probe (probes[sm]), so every SM resumes its own chase and reports its own latency.
+// target_sm = 0xFFFFFFFF chases from every SM at once; any other value only from that SM.
+#define GB_CHASE_SM_KERNEL(NAME, LOAD)                                                  \
+extern "C" __global__ void NAME(const u32* __restrict__ a, u32 warm_steps, u32 steps,   \
+                                gb_probe* probes, u32* claims, u32 slots, u32 launch,   \
+                                u32 target_sm) {                                        \
+    u32 sm = gb_smid();                                                                 \
+    if (sm >= slots || (target_sm != 0xFFFFFFFFu && sm != target_sm)) return;           \
+    if (atomicMax(claims + sm, launch) >= launch) return;                               \
+    gb_probe* p = probes + sm;                                                          \
+    u32 j = (u32)p->sink;                                                               \
+    for (u32 i = 0; i < warm_steps; ++i) j = LOAD(a + j);                               \
+    if (j == 0xFFFFFFFFu) p->count = 0;                                                 \
+    gb_stamp s = gb_stamp_begin();                                                      \
+    for (u32 i = 0; i < steps; i += 8) {                                                \
+        j = LOAD(a + j); j = LOAD(a + j); j = LOAD(a + j); j = LOAD(a + j);             \
+        j = LOAD(a + j); j = LOAD(a + j); j = LOAD(a + j); j = LOAD(a + j);             \
+    }                                                                                   \
+    if (j == 0xFFFFFFFFu) p->count = 0;                                                 \
+    gb_stamp_end(s, p);                                                                 \
+    p->count += steps;                                                                  \
+    p->sink = j;                                                                        \
+}
+
+GB_CHASE_SM_KERNEL(chase_sm_ca, gb_ld_ca)
+GB_CHASE_SM_KERNEL(chase_sm_cg, gb_ld_cg)
+GB_CHASE_SM_KERNEL(chase_sm_cv, gb_ld_cv)
+GB_CHASE_SM_KERNEL(chase_sm_nc, gb_ld_nc)

@@ -23,6 +23,7 @@ pub mod experiments;
 pub mod families;
 pub mod harness;
 pub mod kernels;
+pub mod placement;
 pub mod report;
 pub mod results;
 pub mod runner;

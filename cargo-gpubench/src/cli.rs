@@ -36,6 +36,8 @@ pub enum Command {
     Kernels(KernelsArgs),
     /// Print the summary of a results JSON file.
     Report(ReportArgs),
+    /// Per-SM maps of a results file (latency from every SM): spread, outlier SMs, SVG plots.
+    Chipmap(ChipmapArgs),
     /// Show the GPU: identity, driver and toolkit versions, clocks, power limit, ECC, MIG, throttle reasons.
     Info(InfoArgs),
     /// Let the GPU idle, then chase pointers while its clock ramps up: raw latency (ns) moves, cycles hold.
@@ -207,6 +209,28 @@ pub struct ReportArgs {
     pub results: PathBuf,
 
     /// Print JSON (the document itself) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ChipmapArgs {
+    /// A results JSON file.
+    pub results: PathBuf,
+
+    /// Only benchmarks whose id matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub benchmark: Option<String>,
+
+    /// Write one SVG per map into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Robust z-score beyond which an SM is flagged.
+    #[arg(long, default_value_t = gpubench::report::chipmap::OUTLIER_Z, value_name = "Z")]
+    pub z: f64,
+
+    /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }

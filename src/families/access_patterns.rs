@@ -112,6 +112,24 @@ struct Run {
     offset: u32,
     elements: u32,
     iters: u32,
+    /// Launches so far; a footprint smaller than the buffer moves to the next of
+    /// [`REUSED_PLACEMENTS`] places with every launch.
+    launches: std::cell::Cell<u64>,
+}
+
+/// Places a small (`reused`) footprint takes in turn, one per launch: which L2 slices its lines
+/// hash to otherwise moves the re-read bandwidth by several percent between runs (DESIGN.md 3a).
+pub const REUSED_PLACEMENTS: u64 = 32;
+
+/// Byte offset of the footprint for launch `launch` of a run over `footprint` bytes in a buffer
+/// of `buffer` bytes: 0 when the footprint fills the buffer, else the next of
+/// [`REUSED_PLACEMENTS`] places spread over pages.
+pub fn footprint_offset(footprint: u64, buffer: u64, launch: u64) -> u64 {
+    let stride = crate::placement::placement_stride_bytes(footprint);
+    if footprint >= buffer || stride * REUSED_PLACEMENTS + footprint > buffer {
+        return 0;
+    }
+    (launch % REUSED_PLACEMENTS) * stride
 }
 
 struct Patterns {
@@ -145,6 +163,7 @@ impl Patterns {
             offset: p.offset,
             elements: (footprint / width as u64) as u32,
             iters: iters_for(target, threads, width),
+            launches: std::cell::Cell::new(0),
         };
         Ok((run, SmWindows::new(gpu, self.fold.clone())?))
     }
@@ -157,13 +176,17 @@ impl Patterns {
     fn launch(&self, gpu: &Gpu, r: &Run, w: &SmWindows) -> Result<()> {
         let emask = r.elements - 1;
         let slots = w.slots();
+        let footprint = r.elements as u64 * r.width as u64;
+        let start = footprint_offset(footprint, self.buf.len() as u64, r.launches.get()) as usize;
+        r.launches.set(r.launches.get() + 1);
+        let buf = self.buf.slice(start..);
         // SAFETY: ap_*(const char*, u32 stride, u32 offset, u32 emask, u32 iters,
         // gb_sm_window*, u32, u32*, u32); every element index is masked into the footprint,
-        // which lies inside `buf`; the sink holds a word per thread of the grid.
+        // which lies inside `buf` from `start` on; the sink holds a word per thread of the grid.
         unsafe {
             gpu.stream()
                 .launch_builder(&r.f)
-                .arg(&self.buf)
+                .arg(&buf)
                 .arg(&r.stride)
                 .arg(&r.offset)
                 .arg(&emask)
@@ -306,6 +329,20 @@ pub fn run(suite: &mut Suite) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_footprint_moves_over_pages_and_a_large_one_stays() {
+        let buffer = 256u64 << 20;
+        let offsets: Vec<u64> = (0..REUSED_PLACEMENTS).map(|l| footprint_offset(REUSED_BYTES, buffer, l)).collect();
+        let mut unique = offsets.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len() as u64, REUSED_PLACEMENTS);
+        assert!(offsets.iter().all(|o| o % 128 == 0 && o + REUSED_BYTES <= buffer));
+        assert_eq!(footprint_offset(REUSED_BYTES, buffer, REUSED_PLACEMENTS), 0, "the rotation repeats");
+        assert_eq!(footprint_offset(buffer, buffer, 5), 0);
+        assert_eq!(footprint_offset(REUSED_BYTES, 1 << 20, 5), 0, "no room: no rotation");
+    }
 
     #[test]
     fn a_coalesced_warp_touches_four_sectors_per_32_bytes_asked() {

@@ -10,7 +10,7 @@
 //! Every kernel's result is verified: the words must sum to the number of operations.
 //! Kernels: `kernels/atomics_variants.cu`.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaFunction, CudaView, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 
 use super::atomics::rates;
 use super::full_grid;
@@ -20,6 +20,7 @@ use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::harness::{Bench, Probe, Profile, Sample, Suite};
 use crate::kernels;
+use crate::placement::{DEFAULT_PLACEMENTS, Placements};
 use crate::results::{Better, ClockDomain, KernelClock};
 
 /// Threads per block of the global-atomic kernels.
@@ -114,8 +115,13 @@ impl Ctx {
         self.compiled.function(name)
     }
 
+    /// Sums the words of every copy of `target` on the device with `atomv_sum_<ty>`.
+    fn sum_copies<T: DeviceRepr>(&self, gpu: &Gpu, ty: &str, target: &Placements<T>) -> Result<u64> {
+        (0..target.count).map(|i| self.sum(gpu, ty, &target.copy(i), target.words)).sum()
+    }
+
     /// Sums `n` words of `buf` on the device with `atomv_sum_<ty>`.
-    fn sum<T: DeviceRepr>(&self, gpu: &Gpu, ty: &str, buf: &CudaSlice<T>, n: u64) -> Result<u64> {
+    fn sum<T: DeviceRepr>(&self, gpu: &Gpu, ty: &str, buf: &CudaView<'_, T>, n: u64) -> Result<u64> {
         let f = self.f(&format!("atomv_sum_{ty}"))?;
         let total = gpu.alloc_zeros::<u64>(1, "the sum")?;
         // SAFETY: atomv_sum_<ty>(const T*, u64, unsigned long long*) reads n words of `buf`.
@@ -133,16 +139,21 @@ fn check(what: &str, got: u64, expected: u64) -> Result<()> {
     }
 }
 
-fn zeros<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: u64, what: &str) -> Result<CudaSlice<T>> {
+fn zeros<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: u64, what: &str) -> Result<cudarc::driver::CudaSlice<T>> {
     gpu.alloc_zeros::<T>(n as usize, what)
 }
 
+/// [`DEFAULT_PLACEMENTS`] zeroed copies of an atomic target of `n` words.
+fn targets<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: u64, what: &str) -> Result<Placements<T>> {
+    Placements::new(gpu, n, DEFAULT_PLACEMENTS, what)
+}
+
 /// A timed global-atomic kernel: its arguments after the target, its ops per launch, and the
-/// target buffer.
+/// target's copies (each launch uses the next one, so a sample averages over placements).
 struct GlobalRun<T> {
     label: String,
     f: CudaFunction,
-    target: CudaSlice<T>,
+    target: Placements<T>,
     words: u64,
     arg: u32,
     iters: u32,
@@ -150,13 +161,14 @@ struct GlobalRun<T> {
 }
 
 impl<T: DeviceRepr> GlobalRun<T> {
-    fn launch(&self, gpu: &Gpu, cfg: LaunchConfig, iters: u32) -> Result<()> {
+    fn launch(&mut self, gpu: &Gpu, cfg: LaunchConfig, iters: u32) -> Result<()> {
+        let target = self.target.next_view();
         // SAFETY: every global kernel of atomics_variants.cu takes (T*, u32, u32, gb_probe*) and
-        // touches words below `words`.
+        // touches words below `words`, the length of each copy.
         unsafe {
             gpu.stream()
                 .launch_builder(&self.f)
-                .arg(&self.target)
+                .arg(&target)
                 .arg(&self.arg)
                 .arg(&iters)
                 .arg(self.probe.buffer())
@@ -245,7 +257,7 @@ fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved:
         runs.push(GlobalRun {
             label: k_label(k),
             f,
-            target: zeros::<u32>(gpu, words, "the atomic targets")?,
+            target: targets::<u32>(gpu, words, "the atomic targets")?,
             words,
             arg,
             iters: iters_for(per_word),
@@ -266,7 +278,6 @@ fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved:
         );
     }
     let timer = EventTimer::new(gpu.stream())?;
-    let mut launches = 0u64;
     suite.bench(bench, |gpu, iters| {
         let mut values = Vec::new();
         let mut elapsed = 0.0;
@@ -277,13 +288,12 @@ fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved:
             clock = merge_clock(clock, c);
             values.push(per_clk);
         }
-        launches += iters;
         Ok(Sample::clocked(elapsed, values, clock))
     })?;
-    // every word wraps modulo 2^32 on its own
+    // every word of every copy wraps modulo 2^32 on its own
     let gpu = suite.gpu();
     for r in &runs {
-        let per_word = |w: u64| -> u64 {
+        let per_word = |w: u64, launches: u64| -> u64 {
             let threads_on_w = if interleaved {
                 ctx.threads / r.words + u64::from(w < ctx.threads % r.words)
             } else if r.arg == u32::MAX {
@@ -293,8 +303,9 @@ fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved:
             };
             ((threads_on_w as u128 * r.iters as u128 * launches as u128) % (1u128 << 32)) as u64
         };
-        let expected: u64 = (0..r.words).map(per_word).sum();
-        let got = ctx.sum(gpu, "u32", &r.target, r.words)?;
+        let expected: u64 =
+            r.target.launches_per_copy().iter().map(|&l| (0..r.words).map(|w| per_word(w, l)).sum::<u64>()).sum();
+        let got = ctx.sum_copies(gpu, "u32", &r.target)?;
         check(&format!("atomics/{name}/{}", r.label), got, expected)?;
     }
     Ok(())
@@ -320,7 +331,7 @@ fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
                 run: GlobalRun {
                     label: format!("{}/{}", kind.label(), if same { "same_address" } else { "distinct" }),
                     f: ctx.f(&format!("atomv_add_{}", kind.label()))?,
-                    target: zeros::<u64>(gpu, words, "the atomic targets")?,
+                    target: targets::<u64>(gpu, words, "the atomic targets")?,
                     words,
                     arg: if same { 0 } else { u32::MAX },
                     iters: iters_for(per_word),
@@ -350,15 +361,16 @@ fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     for r in runs.iter_mut() {
         let per_word = if r.same { ctx.threads } else { 1 };
         let n = verify_iters(r.kind, per_word, r.run.iters);
-        gpu.zero(&mut r.run.target, "the atomic targets")?;
+        r.run.target.reset(gpu)?;
         r.run.launch(gpu, ctx.cfg, n)?;
+        let copy = r.run.target.copy(0);
         let got = match r.kind {
-            Kind::U64 => ctx.sum(gpu, "u64", &r.run.target, r.run.words)?,
-            Kind::F64 => ctx.sum(gpu, "f64", &r.run.target, r.run.words)?,
+            Kind::U64 => ctx.sum(gpu, "u64", &copy, r.run.words)?,
+            Kind::F64 => ctx.sum(gpu, "f64", &copy, r.run.words)?,
             // the f32 words are the first `words` 4-byte words of the buffer
             Kind::F32 => {
                 // SAFETY: the buffer holds at least `words` 4-byte words.
-                let view = unsafe { r.run.target.transmute::<f32>(r.run.words as usize) }.ok_or_else(|| {
+                let view = unsafe { copy.transmute::<f32>(r.run.words as usize) }.ok_or_else(|| {
                     Error::Verification { what: "atomics/types".into(), detail: "target buffer too small".into() }
                 })?;
                 let f = ctx.f("atomv_sum_f32")?;
@@ -390,7 +402,7 @@ fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         runs.push(GlobalRun {
             label: label.into(),
             f: ctx.f("atomv_cas")?,
-            target: zeros::<u32>(gpu, words, "the CAS targets")?,
+            target: targets::<u32>(gpu, words, "the CAS targets")?,
             words,
             arg: k,
             iters: if k == 1 { 64 } else { 4 },
@@ -425,7 +437,7 @@ fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let gpu = suite.gpu();
     for r in &runs {
         let expected = ctx.threads * r.iters as u64 * launches;
-        check(&format!("atomics/cas/{}", r.label), ctx.sum(gpu, "u32", &r.target, r.words)?, expected)?;
+        check(&format!("atomics/cas/{}", r.label), ctx.sum_copies(gpu, "u32", &r.target)?, expected)?;
     }
     Ok(())
 }
@@ -436,7 +448,15 @@ fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     for (label, global) in [("global_add", true), ("global_cas", true), ("shared_add", false), ("shared_cas", false)] {
         let (lines, words) = if global { (LATENCY_LINES, LATENCY_LINES * LATENCY_STRIDE) } else { (1, 1) };
         let f = ctx.f(&format!("atomv_lat_{label}"))?;
-        runs.push((label, lines, words, f, zeros::<u32>(gpu, words, "latency words")?, Probe::new(gpu)?));
+        let copies = if global { DEFAULT_PLACEMENTS } else { 1 };
+        runs.push((
+            label,
+            lines,
+            words,
+            f,
+            Placements::<u32>::new(gpu, words, copies, "latency words")?,
+            Probe::new(gpu)?,
+        ));
     }
     let mut bench = Bench::new("latency")
         .param("ops_per_launch", LATENCY_OPS)
@@ -457,12 +477,11 @@ fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
             probe.reset_counters(gpu)?;
             let (mask, n) = (0u32, LATENCY_OPS);
             for _ in 0..iters {
+                let copy = words.next_view();
                 // SAFETY: atomv_lat_*(u32*, u32 mask, u32 n, gb_probe*); mask 0 keeps every
-                // access on the chain's own words, which `words` holds.
-                unsafe {
-                    gpu.stream().launch_builder(f).arg(&*words).arg(&mask).arg(&n).arg(probe.buffer()).launch(one)
-                }
-                .cuda_context(|| format!("launching atomv_lat_{label}"))?;
+                // access on the chain's own words, which each copy holds.
+                unsafe { gpu.stream().launch_builder(f).arg(&copy).arg(&mask).arg(&n).arg(probe.buffer()).launch(one) }
+                    .cuda_context(|| format!("launching atomv_lat_{label}"))?;
             }
             let r = probe.read(gpu)?;
             values.push(if r.count > 0 { r.cycles as f64 / r.count as f64 } else { f64::NAN });
@@ -472,10 +491,10 @@ fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         Ok(Sample::clocked(timer.stop_ns()?, values, clock))
     })?;
     let gpu = suite.gpu();
-    for (label, lines, count, _, words, probe) in &runs {
+    for (label, lines, _, _, words, probe) in &runs {
         let failed = probe.read(gpu)?.sink;
         let expected = latency_sum(*lines, LATENCY_OPS as u64, launches, failed);
-        check(&format!("atomics/latency/{label}"), ctx.sum(gpu, "u32", words, *count)?, expected)?;
+        check(&format!("atomics/latency/{label}"), ctx.sum_copies(gpu, "u32", words)?, expected)?;
     }
     Ok(())
 }

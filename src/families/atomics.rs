@@ -1,13 +1,18 @@
 //! Global atomic throughput (seed 003): atomicAdd from a full grid on one address, on the words
 //! of one 32-byte sector, of one 128-byte line, and on a distinct word per thread.
+//!
+//! Which L2 slices a few addresses hash to moves their throughput by several percent from one
+//! allocation to the next, so every target has [`DEFAULT_PLACEMENTS`] copies spread over pages
+//! and each launch uses the next one (DESIGN.md section 3a): a sample averages over placements.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaView, PushKernelArg};
 
 use super::full_grid;
 use crate::device::{EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::harness::{Bench, Probe, Profile, Sample, Suite};
 use crate::kernels;
+use crate::placement::{DEFAULT_PLACEMENTS, Placements};
 
 /// Which addresses the grid's atomics hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +78,7 @@ pub fn rates(ops: f64, elapsed_ns: f64, sm_mhz: Option<f64>) -> (f64, f64) {
 fn verify(
     gpu: &Gpu,
     sum: &cudarc::driver::CudaFunction,
-    target: &CudaSlice<u32>,
+    target: &CudaView<'_, u32>,
     words: u64,
     expected: u64,
     what: &str,
@@ -113,12 +118,11 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         }
         let gpu = suite.gpu();
         let words = pattern.words(threads);
-        let target = gpu.alloc_zeros::<u32>(words as usize, "the atomic targets")?;
+        let mut target = Placements::<u32>::new(gpu, words, DEFAULT_PLACEMENTS, "the atomic targets")?;
         let mut probe = Probe::new(gpu)?;
         let timer = EventTimer::new(gpu.stream())?;
         let mask = pattern.mask();
         let ops_per_launch = threads * iters_per_thread as u64;
-        let mut launches = 0u64;
         let bench = Bench::new(name.clone())
             .param("pattern", pattern.label())
             .param("threads", threads)
@@ -131,11 +135,13 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             probe.reset_counters(gpu)?;
             timer.start()?;
             for _ in 0..iters {
-                // SAFETY: atomic_add_u32(u32*, u32, u32, gb_probe*); every index < words.
+                let copy = target.next_view();
+                // SAFETY: atomic_add_u32(u32*, u32, u32, gb_probe*); every index < words, the
+                // length of each copy.
                 unsafe {
                     gpu.stream()
                         .launch_builder(&f)
-                        .arg(&target)
+                        .arg(&copy)
                         .arg(&mask)
                         .arg(&iters_per_thread)
                         .arg(probe.buffer())
@@ -144,13 +150,16 @@ pub fn run(suite: &mut Suite) -> Result<()> {
                 .cuda_context(|| "launching atomic_add_u32".into())?;
             }
             let elapsed = timer.stop_ns()?;
-            launches += iters;
             let clock = probe.read(gpu)?.clock();
             let (per_s, per_clock) = rates((ops_per_launch * iters) as f64, elapsed, clock.and_then(|c| c.mhz()));
             Ok(Sample::clocked(elapsed, vec![per_s, per_clock], clock))
         })?;
-        let expected = expected_sum(pattern, threads, iters_per_thread as u64, launches);
-        verify(suite.gpu(), &sum, &target, words, expected, &format!("atomics/{name}"))?;
+        // each copy received its own share of the launches, and its words wrap on their own
+        for (i, launches) in target.launches_per_copy().into_iter().enumerate() {
+            let expected = expected_sum(pattern, threads, iters_per_thread as u64, launches);
+            let what = format!("atomics/{name} (placement {i})");
+            verify(suite.gpu(), &sum, &target.copy(i as u64), words, expected, &what)?;
+        }
     }
     super::atomic_variants::run(suite)
 }

@@ -13,6 +13,7 @@ use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Result};
 use crate::harness::{Bench, Probe, Profile, Sample, Suite};
 use crate::kernels;
+use crate::placement::{EVERY_SM, SmClaims, SmLatencies, SmProbes};
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
 /// Distance between consecutive accesses of the size sweep, bytes: one 128-byte L1 line, so
@@ -49,6 +50,35 @@ impl CacheOp {
             CacheOp::Cg => "chase_cg",
             CacheOp::Cv => "chase_cv",
             CacheOp::Nc => "chase_nc",
+        }
+    }
+
+    fn sm_kernel(self) -> &'static str {
+        match self {
+            CacheOp::Ca => "chase_sm_ca",
+            CacheOp::Cg => "chase_sm_cg",
+            CacheOp::Cv => "chase_sm_cv",
+            CacheOp::Nc => "chase_sm_nc",
+        }
+    }
+}
+
+/// Where the chases of a sample run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// One chase per SM, every SM at once (the default: the figure is the median over SMs).
+    EverySmAtOnce,
+    /// One chase per SM, one SM after the other (the check that concurrent chases do not disturb
+    /// each other).
+    EachSmInTurn,
+}
+
+impl Placement {
+    /// "all_sms" / "each_sm".
+    pub fn label(self) -> &'static str {
+        match self {
+            Placement::EverySmAtOnce => "all_sms",
+            Placement::EachSmInTurn => "each_sm",
         }
     }
 }
@@ -147,6 +177,46 @@ impl Chaser {
         Ok(())
     }
 
+    /// The every-SM chase kernel for `op`.
+    pub fn sm_function(&self, op: CacheOp) -> Result<CudaFunction> {
+        self.kernels.function(op.sm_kernel())
+    }
+
+    /// Queues one launch of the every-SM chase (`f` from [`Chaser::sm_function`]): each SM (or
+    /// only `target_sm`, unless it is [`EVERY_SM`]) chases `warm` untimed then `steps` timed
+    /// accesses from where its own probe's sink says.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_sm(
+        &self,
+        gpu: &Gpu,
+        f: &CudaFunction,
+        arr: &ChaseArray,
+        warm: u32,
+        steps: u32,
+        probes: &SmProbes,
+        claims: &mut SmClaims,
+        target_sm: u32,
+    ) -> Result<()> {
+        let (slots, launch, cfg) = (claims.slots(), claims.next_launch(), claims.grid());
+        // SAFETY: chase_sm_*(const u32*, u32, u32, gb_probe*, u32*, u32, u32, u32) reads indices
+        // < n of `arr`, and writes probes and claims below `slots`, which both buffers hold.
+        unsafe {
+            gpu.stream()
+                .launch_builder(f)
+                .arg(&arr.buf)
+                .arg(&warm)
+                .arg(&steps)
+                .arg(probes.buffer())
+                .arg(claims.buffer())
+                .arg(&slots)
+                .arg(&launch)
+                .arg(&target_sm)
+                .launch(cfg)
+        }
+        .cuda_context(|| "launching an every-SM chase kernel".into())?;
+        Ok(())
+    }
+
     /// Untimed accesses each launch makes before timing: one lap when the footprint is at
     /// most twice the SM's unified L1/shared array (L1 starts cold in every launch), else none.
     pub fn in_launch_warm(&self, gpu: &GpuIdentity, arr: &ChaseArray) -> u32 {
@@ -186,7 +256,18 @@ pub fn per_access(cycles: u64, ns: u64, accesses: u64) -> Option<ChaseLatency> {
     (accesses > 0).then(|| ChaseLatency { cycles: cycles as f64 / accesses as f64, ns: ns as f64 / accesses as f64 })
 }
 
-/// The latency family: `latency/<op>/<size>` for ca and cg over the size sweep.
+/// Where SM `sm` starts its chase in an array of `lap` elements per lap: SMs start spread over
+/// the lap, so that they do not walk the same lines in step.
+pub fn start_index(arr_n: u64, stride: u64, lap: u64, sm: u32, slots: u32) -> u64 {
+    let step = (lap / slots.max(1) as u64).max(1);
+    ((sm as u64 % lap.max(1)) * step % lap.max(1)) * stride % arr_n.max(1)
+}
+
+/// The latency family: `latency/<op>/<size>` for ca and cg over the size sweep, every SM chasing
+/// at once; the metrics are medians over SMs and each benchmark keeps the per-SM map. The full
+/// profile adds `latency/placement/<op>/<size>/<mode>`: an L2 and a DRAM footprint chased from
+/// every SM at once and from each SM in turn, to show that the concurrent chases do not disturb
+/// each other.
 pub fn run(suite: &mut Suite) -> Result<()> {
     let chaser = Chaser::new(suite.gpu())?;
     let identity = suite.gpu().identity().clone();
@@ -194,44 +275,93 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         Profile::Quick => 2048,
         Profile::Default | Profile::Full => 4096,
     };
-    let warm_cap = 2 * identity.l2_bytes / SWEEP_STRIDE_BYTES;
+    let mut cases: Vec<(String, CacheOp, u64, Placement)> = Vec::new();
     for op in [CacheOp::Ca, CacheOp::Cg] {
         for bytes in sweep_sizes(&identity, suite.profile()) {
-            let name = format!("{}/{}", op.label(), size_label(bytes));
-            if !suite.wants(&name) {
-                continue;
+            cases.push((format!("{}/{}", op.label(), size_label(bytes)), op, bytes, Placement::EverySmAtOnce));
+        }
+    }
+    if suite.profile() == Profile::Full {
+        for bytes in placement_check_sizes(&identity) {
+            for mode in [Placement::EverySmAtOnce, Placement::EachSmInTurn] {
+                let name = format!("placement/cg/{}/{}", size_label(bytes), mode.label());
+                cases.push((name, CacheOp::Cg, bytes, mode));
             }
-            let gpu = suite.gpu();
-            let arr = chaser.array(gpu, bytes, SWEEP_STRIDE_BYTES)?;
-            let f = chaser.function(op)?;
-            let mut probe = Probe::new(gpu)?;
-            chaser.warm(gpu, &f, &arr, warm_cap, &probe)?;
-            let timer = EventTimer::new(gpu.stream())?;
-            let warm = chaser.in_launch_warm(&identity, &arr);
-            let bench = Bench::new(name)
-                .param("bytes", bytes)
-                .param("stride_bytes", SWEEP_STRIDE_BYTES)
-                .param("cache_op", op.label())
-                .param("steps_per_launch", steps)
-                .param("warm_steps_per_launch", warm)
-                .metric("cycles_per_access", "cycles", Better::Lower, ClockDomain::Sm)
-                .metric("ns_per_access", "ns", Better::Lower, ClockDomain::Sm)
-                .kernels(&[&chaser.kernels().provenance]);
-            suite.bench(bench, |gpu, iters| {
-                probe.reset_counters(gpu)?;
-                timer.start()?;
-                for _ in 0..iters {
-                    chaser.launch(gpu, &f, &arr, warm, steps, &probe)?;
-                }
-                let elapsed = timer.stop_ns()?;
-                let r = probe.read(gpu)?;
-                let lat =
-                    per_access(r.cycles, r.ns, r.count).unwrap_or(ChaseLatency { cycles: f64::NAN, ns: f64::NAN });
-                Ok(Sample::clocked(elapsed, vec![lat.cycles, lat.ns], r.clock()))
-            })?;
+        }
+    }
+    for (name, op, bytes, placement) in cases {
+        if suite.wants(&name) {
+            chase_bench(suite, &chaser, name, op, bytes, placement, steps)?;
         }
     }
     Ok(())
+}
+
+/// An L2-resident footprint (an eighth of the L2) and one four times beyond the L2.
+pub fn placement_check_sizes(gpu: &GpuIdentity) -> [u64; 2] {
+    [(gpu.l2_bytes / 8).next_power_of_two().max(1 << 20), (4 * gpu.l2_bytes).next_power_of_two()]
+}
+
+fn chase_bench(
+    suite: &mut Suite,
+    chaser: &Chaser,
+    name: String,
+    op: CacheOp,
+    bytes: u64,
+    placement: Placement,
+    steps: u32,
+) -> Result<()> {
+    let identity = suite.gpu().identity().clone();
+    let warm_cap = 2 * identity.l2_bytes / SWEEP_STRIDE_BYTES;
+    let gpu = suite.gpu();
+    let arr = chaser.array(gpu, bytes, SWEEP_STRIDE_BYTES)?;
+    // an L2-filling warm lap from one SM, then every SM's first lap through its own L1
+    chaser.warm(gpu, &chaser.function(op)?, &arr, warm_cap, &Probe::new(gpu)?)?;
+    let f = chaser.sm_function(op)?;
+    let mut claims = SmClaims::new(gpu)?;
+    let mut probes = SmProbes::new(gpu, claims.slots())?;
+    let (n, stride, lap, slots) = (arr.n, arr.stride, arr.lap(), claims.slots());
+    probes.set(gpu, |sm| start_index(n, stride, lap, sm, slots))?;
+    let timer = EventTimer::new(gpu.stream())?;
+    let warm = chaser.in_launch_warm(&identity, &arr);
+    // each SM in turn: one launch per SM per iteration, SMs taken from the first sample's map
+    let mut sms: Vec<u32> = Vec::new();
+    if placement == Placement::EachSmInTurn {
+        chaser.launch_sm(gpu, &f, &arr, 0, 8, &probes, &mut claims, EVERY_SM)?;
+        sms = probes.read(gpu)?.iter().map(|r| r.sm).collect();
+        probes.reset_counters(gpu)?;
+    }
+    let bench = Bench::new(name)
+        .param("bytes", bytes)
+        .param("stride_bytes", SWEEP_STRIDE_BYTES)
+        .param("cache_op", op.label())
+        .param("steps_per_launch", steps)
+        .param("warm_steps_per_launch", warm)
+        .param("placement", placement.label())
+        .metric("cycles_per_access", "cycles", Better::Lower, ClockDomain::Sm)
+        .metric("ns_per_access", "ns", Better::Lower, ClockDomain::Sm)
+        .kernels(&[&chaser.kernels().provenance]);
+    suite.bench(bench, |gpu, iters| {
+        probes.reset_counters(gpu)?;
+        timer.start()?;
+        for _ in 0..iters {
+            match placement {
+                Placement::EverySmAtOnce => {
+                    chaser.launch_sm(gpu, &f, &arr, warm, steps, &probes, &mut claims, EVERY_SM)?
+                }
+                Placement::EachSmInTurn => {
+                    for &sm in &sms {
+                        chaser.launch_sm(gpu, &f, &arr, warm, steps, &probes, &mut claims, sm)?;
+                    }
+                }
+            }
+        }
+        let elapsed = timer.stop_ns()?;
+        let lat = SmLatencies::from_readings(&probes.read(gpu)?);
+        Ok(Sample::clocked(elapsed, vec![lat.median_cycles, lat.median_ns], lat.clock)
+            .with_sm_values(0, lat.cycles)
+            .with_sm_values(1, lat.ns))
+    })
 }
 
 #[cfg(test)]
@@ -269,6 +399,26 @@ mod tests {
         assert_eq!(l.cycles, 40.0);
         assert_eq!(l.ns, 20.0);
         assert!(per_access(1, 1, 0).is_none());
+    }
+
+    #[test]
+    fn sms_start_spread_over_the_lap() {
+        // 1024 elements, stride 32 elements: a lap of 32 elements, 256 slots
+        let starts: Vec<u64> = (0..4).map(|sm| start_index(1024, 32, 32, sm, 256)).collect();
+        assert!(starts.iter().all(|s| s % 32 == 0 && *s < 1024), "{starts:?}");
+        let starts: Vec<u64> = (0..256).map(|sm| start_index(1 << 20, 32, 1 << 15, sm, 256)).collect();
+        let mut unique = starts.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 256, "every SM starts at its own line");
+    }
+
+    #[test]
+    fn placement_check_covers_l2_and_memory() {
+        let g = h100_like();
+        let [l2, dram] = placement_check_sizes(&g);
+        assert!(l2 < g.l2_bytes / 4, "{l2}");
+        assert!(dram >= 4 * g.l2_bytes);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the results and comparison types: no I/O, no GPU.
 
 pub mod baseline;
+pub mod chipmap;
 pub mod device;
 pub mod header;
 pub mod junit;

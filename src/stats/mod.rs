@@ -9,6 +9,7 @@ mod mann_whitney;
 mod normal;
 mod quantile;
 mod rng;
+mod robust;
 
 pub use bootstrap::{Interval, RatioEstimate, ratio_of_medians};
 pub use fdr::benjamini_hochberg;
@@ -16,3 +17,4 @@ pub use mann_whitney::{MannWhitney, mann_whitney_u};
 pub use normal::{erfc, normal_cdf, normal_sf};
 pub use quantile::{mad, median, percentile, percentile_sorted, robust_relative_spread};
 pub use rng::{Rng, SplitMix64, fnv1a};
+pub use robust::robust_z;

@@ -2,6 +2,7 @@
 
 mod archive;
 mod baseline;
+mod chipmap;
 mod compare;
 mod dissect;
 mod info;
@@ -24,6 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Archive(a)) => archive::archive(a),
         Some(Command::Kernels(k)) => kernels::kernels(k),
         Some(Command::Report(r)) => report::report(r),
+        Some(Command::Chipmap(c)) => chipmap::chipmap(c),
         Some(Command::Info(i)) => info::info(i),
         Some(Command::Ramp(r)) => ramp::ramp(r),
         Some(Command::Load(l)) => load::load(l),
