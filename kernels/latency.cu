@@ -66,3 +66,18 @@ GB_CHASE_SM_KERNEL(chase_sm_ca, gb_ld_ca)
 GB_CHASE_SM_KERNEL(chase_sm_cg, gb_ld_cg)
 GB_CHASE_SM_KERNEL(chase_sm_cv, gb_ld_cv)
 GB_CHASE_SM_KERNEL(chase_sm_nc, gb_ld_nc)
+
+// Which SMs a thread-block cluster spans (cc >= 9.0): launched with a cluster dimension and one
+// block per SM (the dynamic shared memory leaves room for one), every block writes its SM id and
+// its cluster's index. The blocks of a cluster always share a GPC, so SMs seen together in any
+// cluster belong to one GPC.
+extern "C" __global__ void cluster_sms(u32* out) {
+#if __CUDA_ARCH__ >= 900
+    if (threadIdx.x == 0) {
+        u32 c;
+        asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(c));
+        out[2 * blockIdx.x] = gb_smid();
+        out[2 * blockIdx.x + 1] = c;
+    }
+#endif
+}

@@ -242,6 +242,108 @@ pub fn launches_per_copy(launches: u64, count: u64) -> Vec<u64> {
     (0..count).map(|i| launches / count + u64::from(i < launches % count)).collect()
 }
 
+/// SMs that thread-block clusters co-schedule, as groups: `observations` are (SM id, cluster key)
+/// pairs, where blocks of one cluster of one launch share a key. SMs seen together in any cluster
+/// are joined (union-find); each group is numbered by its lowest SM id's rank. Returns (SM, group)
+/// sorted by SM.
+pub fn groups_from_clusters(observations: &[(u32, u64)]) -> Vec<(u32, u32)> {
+    use std::collections::BTreeMap;
+    let sms: Vec<u32> = {
+        let mut v: Vec<u32> = observations.iter().map(|o| o.0).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let index: BTreeMap<u32, usize> = sms.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    let mut parent: Vec<usize> = (0..sms.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut first_of_cluster: BTreeMap<u64, usize> = BTreeMap::new();
+    for &(sm, key) in observations {
+        let i = index[&sm];
+        let j = *first_of_cluster.entry(key).or_insert(i);
+        let (ri, rj) = (root(&mut parent, i), root(&mut parent, j));
+        if ri != rj {
+            parent[ri.max(rj)] = ri.min(rj);
+        }
+    }
+    let mut numbers: BTreeMap<usize, u32> = BTreeMap::new();
+    (0..sms.len())
+        .map(|i| {
+            let r = root(&mut parent, i);
+            let next = numbers.len() as u32;
+            (sms[i], *numbers.entry(r).or_insert(next))
+        })
+        .collect()
+}
+
+/// Cluster sizes the GPC probe launches: every size from 2 to 16, so that clusters of different
+/// sizes overlap and join the SMs that a deterministic scheduler always pairs among themselves.
+pub const CLUSTER_SIZES: std::ops::RangeInclusive<u32> = 2..=16;
+
+/// Groups the SMs of `gpu` by GPC with thread-block clusters (cc >= 9.0; empty before, or when the
+/// driver refuses every cluster launch). `f` is `cluster_sms` of kernels/latency.cu.
+pub fn sm_groups(gpu: &Gpu, f: &cudarc::driver::CudaFunction) -> Result<Vec<(u32, u32)>> {
+    use cudarc::driver::DevicePtr;
+    use cudarc::driver::sys;
+    let id = gpu.identity();
+    if id.cc_major < 9 {
+        return Ok(Vec::new());
+    }
+    // one block per SM: more than half of the SM's shared memory
+    let smem = ((id.smem_per_sm / 2 + 1024).min(id.smem_per_block_optin)) as u32;
+    let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    f.set_attribute(attr, smem as i32).map_err(|e| Error::cuda("sizing the cluster probe's shared memory", e))?;
+    let non_portable = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+    let large_ok = f.set_attribute(non_portable, 1).is_ok();
+    let mut observations: Vec<(u32, u64)> = Vec::new();
+    for cs in CLUSTER_SIZES.filter(|&cs| cs <= 8 || large_ok) {
+        let grid = cs * (id.sm_count / cs);
+        if grid == 0 {
+            continue;
+        }
+        let out = gpu.upload(&vec![u32::MAX; 2 * grid as usize], "the cluster probe's output")?;
+        let status = {
+            let (ptr, _sync) = out.device_ptr(gpu.stream());
+            let mut ptr_arg = ptr;
+            let mut params = [&mut ptr_arg as *mut _ as *mut std::ffi::c_void];
+            let mut attr = sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                pad: [0; 4],
+                value: sys::CUlaunchAttributeValue { pad: [0; 64] },
+            };
+            attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cs, y: 1, z: 1 };
+            let cfg = sys::CUlaunchConfig {
+                gridDimX: grid,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: 32,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: smem,
+                hStream: gpu.stream().cu_stream(),
+                attrs: &mut attr,
+                numAttrs: 1,
+            };
+            // SAFETY: cluster_sms(u32* out) writes 2 words per block of `out`, which holds 2 x grid.
+            unsafe { sys::cuLaunchKernelEx(&cfg, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()) }
+        };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            continue; // a size the driver refuses (too large for a GPC): the other sizes remain
+        }
+        let words = gpu.download(&out, "the cluster probe's output")?;
+        observations.extend(
+            words.chunks_exact(2).filter(|w| w[0] != u32::MAX).map(|w| (w[0], ((cs as u64) << 32) | w[1] as u64)),
+        );
+    }
+    Ok(groups_from_clusters(&observations))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +387,34 @@ mod tests {
         assert_eq!(launches_per_copy(10, 4), vec![3, 3, 2, 2]);
         assert_eq!(launches_per_copy(3, 4), vec![1, 1, 1, 0]);
         assert_eq!(launches_per_copy(64, 32).iter().sum::<u64>(), 64);
+    }
+
+    #[test]
+    fn clusters_that_overlap_join_whole_gpcs() {
+        // two GPCs: SMs 0..6 and 6..12 (ids interleaved as hardware does: GPC = sm % 2)
+        let gpc = |sm: u32| sm % 2;
+        let mut obs = Vec::new();
+        // size-2 clusters always pair the same SMs; size-4 clusters link the pairs
+        for (key, pair) in [[0u32, 2], [4, 6], [8, 10], [1, 3], [5, 7], [9, 11]].iter().enumerate() {
+            obs.extend(pair.iter().map(|&s| (s, (2u64 << 32) | key as u64)));
+        }
+        for (key, quad) in [[0u32, 2, 4, 6], [1, 3, 5, 7]].iter().enumerate() {
+            obs.extend(quad.iter().map(|&s| (s, (4u64 << 32) | key as u64)));
+        }
+        let without_links = obs.len();
+        obs.extend([8u32, 10, 6].iter().map(|&s| (s, 3u64 << 32)));
+        obs.extend([9u32, 11, 7].iter().map(|&s| (s, (3u64 << 32) | 1)));
+        let groups = groups_from_clusters(&obs);
+        assert_eq!(groups.len(), 12);
+        for &(sm, g) in &groups {
+            // group numbers follow the lowest SM: SM 0's GPC is 0, SM 1's is 1
+            assert_eq!(g, gpc(sm), "SM {sm}");
+        }
+        // SMs 8 and 10 only ever met each other: without the size-3 cluster they stay apart
+        let apart = groups_from_clusters(&obs[..without_links]);
+        let g = |sm: u32| apart.iter().find(|p| p.0 == sm).unwrap().1;
+        assert_eq!(g(8), g(10));
+        assert_ne!(g(8), g(0));
     }
 
     #[test]

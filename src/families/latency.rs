@@ -289,10 +289,14 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             }
         }
     }
+    cases.retain(|c| suite.wants(&c.0));
+    // which SMs share a GPC, for the chip maps (an empty list where clusters do not exist)
+    let groups = match cases.is_empty() {
+        true => Vec::new(),
+        false => crate::placement::sm_groups(suite.gpu(), &chaser.kernels().function("cluster_sms")?)?,
+    };
     for (name, op, bytes, placement) in cases {
-        if suite.wants(&name) {
-            chase_bench(suite, &chaser, name, op, bytes, placement, steps)?;
-        }
+        chase_bench(suite, &chaser, name, op, bytes, placement, steps, &groups)?;
     }
     Ok(())
 }
@@ -302,6 +306,7 @@ pub fn placement_check_sizes(gpu: &GpuIdentity) -> [u64; 2] {
     [(gpu.l2_bytes / 8).next_power_of_two().max(1 << 20), (4 * gpu.l2_bytes).next_power_of_two()]
 }
 
+#[allow(clippy::too_many_arguments)]
 fn chase_bench(
     suite: &mut Suite,
     chaser: &Chaser,
@@ -310,6 +315,7 @@ fn chase_bench(
     bytes: u64,
     placement: Placement,
     steps: u32,
+    groups: &[(u32, u32)],
 ) -> Result<()> {
     let identity = suite.gpu().identity().clone();
     let warm_cap = 2 * identity.l2_bytes / SWEEP_STRIDE_BYTES;
@@ -338,6 +344,7 @@ fn chase_bench(
         .param("steps_per_launch", steps)
         .param("warm_steps_per_launch", warm)
         .param("placement", placement.label())
+        .sm_groups(groups)
         .metric("cycles_per_access", "cycles", Better::Lower, ClockDomain::Sm)
         .metric("ns_per_access", "ns", Better::Lower, ClockDomain::Sm)
         .kernels(&[&chaser.kernels().provenance]);

@@ -98,6 +98,7 @@ pub struct Bench {
     chosen: BTreeMap<String, serde_json::Value>,
     metrics: Vec<MetricSpec>,
     kernels: Vec<KernelProvenance>,
+    sm_groups: Vec<(u32, u32)>,
 }
 
 impl Bench {
@@ -134,6 +135,12 @@ impl Bench {
     /// Records which compiled kernel sources the benchmark runs.
     pub fn kernels(mut self, provenance: &[&KernelProvenance]) -> Self {
         self.kernels.extend(provenance.iter().map(|p| (*p).clone()));
+        self
+    }
+
+    /// The group (GPC) of each SM, (SM id, group) pairs, for the chip maps of this benchmark.
+    pub fn sm_groups(mut self, groups: &[(u32, u32)]) -> Self {
+        self.sm_groups = groups.to_vec();
         self
     }
 

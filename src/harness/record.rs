@@ -77,15 +77,20 @@ pub fn build_result(
         classified.retain(|(_, t)| !*t);
     }
     let kept: Vec<MeasuredSample> = classified.into_iter().map(|(m, _)| m).collect();
+    let sm_clocks = sm_clocks(&kept);
 
     let metrics = bench
         .metrics
         .iter()
         .enumerate()
         .map(|(i, spec)| {
-            let points: Vec<(f64, &MeasuredSample)> =
-                kept.iter().map(|m| (m.sample.values[i], m)).filter(|(v, _)| v.is_finite()).collect();
-            let raw: Vec<f64> = points.iter().map(|(v, _)| *v).collect();
+            let points: Vec<(f64, &MeasuredSample, Option<f64>)> = kept
+                .iter()
+                .zip(&sm_clocks)
+                .map(|(m, c)| (m.sample.values[i], m, *c))
+                .filter(|(v, ..)| v.is_finite())
+                .collect();
+            let raw: Vec<f64> = points.iter().map(|(v, ..)| *v).collect();
             let mut metric = Metric::new(spec.name.clone(), spec.unit.clone(), spec.better, spec.domain, raw);
             metric.normalized = normalized_series(&spec.unit, spec.domain, &points);
             metric
@@ -123,18 +128,49 @@ fn sm_maps(bench: &Bench, kept: &[MeasuredSample]) -> Vec<SmMap> {
         .filter_map(|(i, sms)| {
             let spec = bench.metrics.get(i)?;
             let pairs = sms.into_iter().filter_map(|(sm, v)| Some((sm, crate::stats::median(&v)?))).collect();
-            Some(SmMap::new(spec.name.clone(), spec.unit.clone(), pairs))
+            let mut map = SmMap::new(spec.name.clone(), spec.unit.clone(), pairs);
+            let group_of = |sm: &u32| bench.sm_groups.iter().find(|g| g.0 == *sm).map(|g| g.1);
+            if !bench.sm_groups.is_empty() && map.sm.iter().all(|sm| group_of(sm).is_some()) {
+                map.group = map.sm.iter().filter_map(group_of).collect();
+            }
+            Some(map)
         })
         .collect()
 }
 
-fn normalized_series(unit: &str, domain: ClockDomain, points: &[(f64, &MeasuredSample)]) -> Option<NormalizedMetric> {
+/// The SM clock each sample is normalised with. Samples that did not throttle share one clock:
+/// the kernels' cycles over their %globaltimer ns summed over all such samples, a window long
+/// enough that the timer's granularity does not matter, so that normalising adds no noise where
+/// the clock held. A throttled sample keeps its own clock (kernel's, else NVML's): there the
+/// clock moved and the correction is the point.
+pub fn sm_clocks(samples: &[MeasuredSample]) -> Vec<Option<f64>> {
+    let throttled = |m: &MeasuredSample| m.telemetry.as_ref().is_some_and(|t| t.throttled);
+    let (cycles, ns) = samples
+        .iter()
+        .filter(|m| !throttled(m))
+        .filter_map(|m| m.sample.clock)
+        .fold((0.0, 0.0), |(c, t), k| (c + k.cycles, t + k.ns));
+    let steady = (ns > 0.0).then_some(cycles / ns * 1e3);
+    samples
+        .iter()
+        .map(|m| match (throttled(m), m.sample.clock.is_some(), steady) {
+            (false, true, Some(mhz)) => Some(mhz),
+            _ => m.sm_mhz(),
+        })
+        .collect()
+}
+
+fn normalized_series(
+    unit: &str,
+    domain: ClockDomain,
+    points: &[(f64, &MeasuredSample, Option<f64>)],
+) -> Option<NormalizedMetric> {
     let norm_unit = normalized_unit(unit, domain)?;
     let samples: Option<Vec<f64>> = points
         .iter()
-        .map(|(v, m)| {
+        .map(|(v, m, sm_mhz)| {
             let clock = match domain {
-                ClockDomain::Sm => m.sm_mhz(),
+                ClockDomain::Sm => *sm_mhz,
                 ClockDomain::Memory => m.mem_mhz(),
                 ClockDomain::None => None,
             };
@@ -216,6 +252,25 @@ mod tests {
             build_result("s", &bench(), &all_throttled, 1980.0, ThrottlePolicy::Discard).metrics[0].samples.len(),
             1
         );
+    }
+
+    #[test]
+    fn steady_samples_share_one_clock_so_normalising_adds_no_noise() {
+        // timer jitter: the same 1980 MHz read as 1975 and 1985 over short windows
+        let mut a = sample(1980.0, 145.0, 4000.0, 0);
+        a.sample.clock = Some(KernelClock { cycles: 1975.0 * 1e3, ns: 1e6 });
+        let mut b = sample(1980.0, 145.0, 4000.0, 0);
+        b.sample.clock = Some(KernelClock { cycles: 1985.0 * 1e3, ns: 1e6 });
+        let r = build_result("x", &bench(), &[a.clone(), b.clone()], 1980.0, ThrottlePolicy::Normalize);
+        let n = r.metrics[0].normalized.as_ref().unwrap();
+        assert_eq!(n.samples[0], n.samples[1], "equal raw values stay equal: {:?}", n.samples);
+        assert!((n.samples[0] - 145.0 * 1.98).abs() < 1e-9);
+        // a throttled sample keeps its own clock
+        let slow = sample(1200.0, 145.0 * 1980.0 / 1200.0, 4000.0, 0x4);
+        let r = build_result("x", &bench(), &[a, b, slow], 1980.0, ThrottlePolicy::Normalize);
+        let n = r.metrics[0].normalized.as_ref().unwrap();
+        assert!((n.samples[2] - 145.0 * 1.98).abs() < 1e-9, "{:?}", n.samples);
+        assert!(r.telemetry[2].throttled);
     }
 
     #[test]

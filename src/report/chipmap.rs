@@ -44,6 +44,28 @@ pub struct ChipMapSummary {
     pub range_pct: f64,
     /// SMs with |z| above the threshold, worst first.
     pub outliers: Vec<SmOutlier>,
+    /// Number of SM groups (GPCs) the cluster probe found; 0 when unknown.
+    pub groups: usize,
+    /// Share of the variance over SMs that the groups explain (between-group sum of squares over
+    /// the total), when groups are known.
+    pub group_variance_share: Option<f64>,
+}
+
+/// Between-group sum of squares over the total sum of squares of `values` grouped by `group`.
+pub fn group_variance_share(values: &[f64], group: &[u32]) -> Option<f64> {
+    if values.len() != group.len() || values.len() < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let total: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
+    let mut sums: std::collections::BTreeMap<u32, (f64, usize)> = Default::default();
+    for (v, g) in values.iter().zip(group) {
+        let e = sums.entry(*g).or_default();
+        e.0 += v;
+        e.1 += 1;
+    }
+    let between: f64 = sums.values().map(|(s, n)| *n as f64 * (s / *n as f64 - mean).powi(2)).sum();
+    (total > 0.0).then_some(between / total)
 }
 
 /// SMs of `map` whose robust z-score exceeds `z_limit` in either direction, worst first.
@@ -74,6 +96,8 @@ pub fn summaries(doc: &ResultsDocument, filter: Option<&regex::Regex>, z_limit: 
                 spread: m.spread,
                 range_pct: m.spread.relative_range() * 100.0,
                 outliers: outlier_sms(m, z_limit),
+                groups: m.group.iter().collect::<std::collections::BTreeSet<_>>().len(),
+                group_variance_share: group_variance_share(&m.values, &m.group),
             })
         })
         .collect()
@@ -83,7 +107,7 @@ pub fn summaries(doc: &ResultsDocument, filter: Option<&regex::Regex>, z_limit: 
 pub fn chipmap_table(rows: &[ChipMapSummary]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["benchmark", "metric", "SMs", "median", "min", "max", "IQR", "range", "outlier SMs (z)"]);
+    t.set_header(["benchmark", "metric", "SMs", "median", "min", "max", "IQR", "range", "GPCs", "outlier SMs (z)"]);
     for r in rows {
         let s = &r.spread;
         let outliers: Vec<String> = r.outliers.iter().take(6).map(|o| format!("{} ({:+.1})", o.sm, o.z)).collect();
@@ -97,6 +121,10 @@ pub fn chipmap_table(rows: &[ChipMapSummary]) -> Table {
             Cell::new(format!("{:.1}", s.max)),
             Cell::new(format!("{:.1}-{:.1}", s.q1, s.q3)),
             Cell::new(format!("{:.1}%", r.range_pct)),
+            Cell::new(match r.group_variance_share {
+                Some(share) => format!("{} ({:.0}% of var.)", r.groups, share * 100.0),
+                None => "-".into(),
+            }),
             Cell::new(if outliers.is_empty() {
                 "none".to_string()
             } else if more > 0 {
@@ -205,6 +233,14 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.contains("cycles_per_access (cycles)"));
         assert!(svg.contains("L2 hit latency per SM"));
+    }
+
+    #[test]
+    fn groups_that_differ_explain_the_variance() {
+        let values = [1.0, 1.0, 3.0, 3.0];
+        assert_eq!(group_variance_share(&values, &[0, 0, 1, 1]), Some(1.0));
+        assert_eq!(group_variance_share(&values, &[0, 1, 0, 1]), Some(0.0));
+        assert_eq!(group_variance_share(&values, &[0, 1]), None);
     }
 
     #[test]
