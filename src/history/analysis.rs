@@ -9,13 +9,15 @@ use super::changepoint::{DetectParams, detect};
 use super::series::{RunInfo, Series, SeriesFilter, load_runs, load_series};
 use super::store::HistoryStore;
 use crate::error::Result;
+use crate::verdict::Rule;
 
 /// How the report is made.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct AnalysisParams {
     /// Change point detection.
     pub detect: DetectParams,
-    /// Change points smaller than this (relative) are not reported.
+    /// Change points smaller than this (relative) are not reported. With a verdict rule, a
+    /// metric's own threshold (`gpubench.toml`, calibrated on A/A runs) applies where larger.
     pub min_effect: f64,
     /// Change points in the newest this many runs of a series are marked recent (0: none).
     pub recent: usize,
@@ -36,6 +38,8 @@ pub struct AnalysedSeries {
     pub series: Series,
     /// Run-to-run noise of the run medians (after the floor), relative to their median.
     pub noise_rel: f64,
+    /// Smallest step reported for this series (relative).
+    pub min_effect: f64,
     /// Reported change points.
     pub change_points: Vec<ChangePoint>,
 }
@@ -77,14 +81,25 @@ impl HistoryReport {
 }
 
 /// Reads the series of `store` that pass `filter` and analyses them.
-pub fn analyse_store(store: &HistoryStore, filter: &SeriesFilter, params: &AnalysisParams) -> Result<HistoryReport> {
+pub fn analyse_store(
+    store: &HistoryStore,
+    filter: &SeriesFilter,
+    params: &AnalysisParams,
+    rule: Option<&Rule>,
+) -> Result<HistoryReport> {
     let runs = load_runs(store)?;
     let series = load_series(store, filter)?;
-    Ok(analyse(series, runs, params))
+    Ok(analyse(series, runs, params, rule))
 }
 
-/// Analyses series already in memory (pure).
-pub fn analyse(series: Vec<Series>, runs: BTreeMap<i64, RunInfo>, params: &AnalysisParams) -> HistoryReport {
+/// Analyses series already in memory (pure). `rule`, when given, supplies each metric's
+/// threshold (the verdicts' per-metric minimum effect) as its reporting floor.
+pub fn analyse(
+    series: Vec<Series>,
+    runs: BTreeMap<i64, RunInfo>,
+    params: &AnalysisParams,
+    rule: Option<&Rule>,
+) -> HistoryReport {
     let mut cards: BTreeMap<String, CardSummary> = BTreeMap::new();
     for r in runs.values() {
         cards
@@ -101,12 +116,14 @@ pub fn analyse(series: Vec<Series>, runs: BTreeMap<i64, RunInfo>, params: &Analy
             let seg = detect(&values, &params.detect);
             let centre = crate::stats::median(&values).unwrap_or(0.0).abs();
             let noise_rel = if centre > 0.0 { seg.sigma / centre } else { 0.0 };
+            let key = format!("{}:{}", s.key.benchmark, s.key.metric);
+            let min_effect = rule.map_or(params.min_effect, |r| r.for_metric(&key).0.max(params.min_effect));
             let change_points = if values.len() >= params.min_runs {
-                annotate(&s, &seg, &runs, params.min_effect, params.recent)
+                annotate(&s, &seg, &runs, min_effect, params.recent)
             } else {
                 Vec::new()
             };
-            AnalysedSeries { series: s, noise_rel, change_points }
+            AnalysedSeries { series: s, noise_rel, min_effect, change_points }
         })
         .collect();
     HistoryReport { params: *params, cards, runs, series }

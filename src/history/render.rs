@@ -15,7 +15,7 @@ fn headline(r: &HistoryReport) -> String {
     let cps = r.change_points().count();
     let recent = r.change_points().filter(|(_, c)| c.recent).count();
     let mut s = format!(
-        "{} series over {runs} runs on {} card{}: {cps} change point{} of {:.1} % or more",
+        "{} series over {runs} runs on {} card{}: {cps} change point{} (steps of {:.1} % or more, or the metric's threshold)",
         r.series.len(),
         r.cards.len(),
         if r.cards.len() == 1 { "" } else { "s" },

@@ -133,6 +133,20 @@ pub struct SeriesFilter {
     pub card: Option<String>,
 }
 
+impl SeriesFilter {
+    /// A filter from the command line's `--metric` regular expression and `--card` prefix; a
+    /// bad expression is a usage error.
+    pub fn new(metric: Option<&str>, card: Option<&str>) -> Result<Self> {
+        let metric = match metric {
+            Some(m) => {
+                Some(Regex::new(m).map_err(|e| Error::Usage(format!("--metric: bad regular expression ({e})")))?)
+            }
+            None => None,
+        };
+        Ok(SeriesFilter { metric, card: card.map(str::to_owned) })
+    }
+}
+
 /// Every stored run, by row id.
 pub fn load_runs(store: &HistoryStore) -> Result<BTreeMap<i64, RunInfo>> {
     let e = |err: rusqlite::Error| Error::data(store.path(), format!("history database: {err}"));

@@ -4,6 +4,7 @@ mod archive;
 mod baseline;
 mod compare;
 mod dissect;
+mod history;
 mod info;
 mod judge_run;
 mod kernels;
@@ -30,5 +31,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Dissect(d)) => dissect::dissect(d),
         Some(Command::Compare(c)) => compare::compare(c),
         Some(Command::Baseline(b)) => baseline::baseline(b),
+        Some(Command::History(h)) => history::history(h),
     }
 }
