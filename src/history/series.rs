@@ -138,9 +138,10 @@ impl SeriesFilter {
     /// bad expression is a usage error.
     pub fn new(metric: Option<&str>, card: Option<&str>) -> Result<Self> {
         let metric = match metric {
-            Some(m) => {
-                Some(Regex::new(m).map_err(|e| Error::Usage(format!("--metric: bad regular expression ({e})")))?)
-            }
+            Some(m) => Some(Regex::new(m).map_err(|e| {
+                let why = e.to_string().lines().last().unwrap_or("").trim_start_matches("error: ").to_string();
+                Error::Usage(format!("--metric `{m}`: bad regular expression ({why})"))
+            })?),
             None => None,
         };
         Ok(SeriesFilter { metric, card: card.map(str::to_owned) })
