@@ -300,3 +300,46 @@ fn plots_mark_change_points_and_stack_changes() {
     });
     assert_eq!(by_cause.get("software"), Some(&34), "{by_cause:?}");
 }
+
+/// The README's demonstration plot: set 3's runs as twenty A/A runs, a driver change with a 3 %
+/// latency step at run 8 and a clock drop at run 14. Set GPUBENCH_HISTORY_DEMO_DIR to keep it.
+#[test]
+fn demonstration_plot_of_a_software_step_and_a_clock_drop() {
+    let mut runs = twenty_aa_runs();
+    for (i, r) in runs.iter_mut().enumerate() {
+        if i >= 8 {
+            r.run.driver_version = Some("590.48.01".into());
+        }
+        for m in r.metrics.iter_mut().filter(|m| is_latency(m)) {
+            if i >= 8 {
+                m.median *= 1.03;
+                m.norm_median = m.norm_median.map(|v| v * 1.03);
+            }
+            if i >= 14 {
+                if m.unit == "ns" {
+                    m.median *= 1980.0 / 1700.0;
+                }
+                m.eff_clock_mhz = m.eff_clock_mhz.map(|c| c * 1700.0 / 1980.0);
+            }
+        }
+    }
+    let report = analyse(&runs, Some("^latency/cg/(256KiB|256MiB)/"));
+    let causes: Vec<(String, usize, &str)> =
+        report.change_points().map(|(s, c)| (s.series.key.metric.clone(), c.index, c.cause.name())).collect();
+    assert_eq!(
+        causes,
+        vec![
+            ("cycles_per_access".into(), 8, "software"),
+            ("ns_per_access".into(), 8, "software"),
+            ("ns_per_access".into(), 14, "clock"),
+            ("cycles_per_access".into(), 8, "software"),
+            ("ns_per_access".into(), 8, "software"),
+            ("ns_per_access".into(), 14, "clock"),
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::env::var_os("GPUBENCH_HISTORY_DEMO_DIR").map(PathBuf::from).unwrap_or(dir.path().to_path_buf());
+    let written = plot::write_plots(&out, &report).unwrap();
+    assert_eq!(written.len(), 1);
+    std::fs::write(out.join("demo-summary.md"), render::history_markdown(&report, &[])).unwrap();
+}

@@ -65,7 +65,7 @@ pub struct ChangePoint {
     pub step_rel: f64,
     /// The same for the clock-normalised values, where every run of both segments has one.
     pub normalized_step_rel: Option<f64>,
-    /// Median clock of the segment before and after, MHz.
+    /// Median clock of the (up to three) runs before and after, MHz.
     pub clock_mhz: Option<(f64, f64)>,
     /// "regressed" or "improved" (direction of the metric).
     pub direction: &'static str,
@@ -76,6 +76,9 @@ pub struct ChangePoint {
     /// Whether it falls in the newest runs (`--fail-recent`).
     pub recent: bool,
 }
+
+/// Runs on either side of a change point whose clocks and throttling are compared.
+const NEAR: usize = 3;
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
@@ -115,7 +118,10 @@ pub fn annotate(
             _ => None,
         };
         let clock = |s: &[super::series::Point]| median(&s.iter().filter_map(|p| p.clock_mhz).collect::<Vec<_>>());
-        let clock_mhz = clock(left).zip(clock(right));
+        // Clocks and throttling are compared over at most three runs on either side, within
+        // the two segments: a later change elsewhere in a long segment does not blur them.
+        let (near_left, near_right) = (&pts[a.max(k.saturating_sub(NEAR))..k], &pts[k..b.min(k + NEAR)]);
+        let clock_mhz = clock(near_left).zip(clock(near_right));
         let direction = match (series.better.as_str(), step_rel > 0.0) {
             ("higher", true) | ("lower", false) => "improved",
             _ => "regressed",
@@ -149,7 +155,7 @@ pub fn annotate(
             let v: Vec<f64> = s.iter().filter_map(|p| p.throttle_share).collect();
             (!v.is_empty()).then(|| mean(&v))
         };
-        if let (Some(tb), Some(ta)) = (share(left), share(right))
+        if let (Some(tb), Some(ta)) = (share(near_left), share(near_right))
             && (ta - tb).abs() >= 0.05
         {
             throttle = true;

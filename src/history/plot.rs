@@ -28,7 +28,8 @@ pub fn file_name(card: &str, family: &str) -> String {
     format!("{}-{}.svg", safe(card.get(..12).unwrap_or(card)), safe(family))
 }
 
-/// Writes one plot per card and family into `dir`; returns (title, file) pairs.
+/// Writes one plot per card and family with two runs or more into `dir`; returns (title,
+/// file) pairs.
 pub fn write_plots(dir: &Path, report: &HistoryReport) -> Result<Vec<(String, PathBuf)>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut groups: BTreeMap<(&str, &str), Vec<&AnalysedSeries>> = BTreeMap::new();
@@ -37,6 +38,12 @@ pub fn write_plots(dir: &Path, report: &HistoryReport) -> Result<Vec<(String, Pa
     }
     let mut written = Vec::new();
     for ((card, family), series) in groups {
+        let mut runs: Vec<i64> = series.iter().flat_map(|s| s.series.points.iter().map(|p| p.run_id)).collect();
+        runs.sort_unstable();
+        runs.dedup();
+        if runs.len() < 2 {
+            continue;
+        }
         let path = dir.join(file_name(card, family));
         let title = format!("{family} on {}", card.get(..12).unwrap_or(card));
         family_plot(&path, &title, &series, report)?;
@@ -101,7 +108,14 @@ fn family_plot(path: &Path, title: &str, series: &[&AnalysedSeries], report: &Hi
         }
     };
     let mut chart = ChartBuilder::on(&top)
-        .caption(format!("{title}: run medians relative to their median"), ("sans-serif", 18))
+        .caption(
+            format!(
+                "{title}: {} metrics, run medians relative to their median{}",
+                lines.len(),
+                if lines.len() > LEGEND_MAX { format!(" (legend: first {LEGEND_MAX})") } else { String::new() }
+            ),
+            ("sans-serif", 18),
+        )
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(60)
@@ -144,7 +158,7 @@ fn family_plot(path: &Path, title: &str, series: &[&AnalysedSeries], report: &Hi
             .draw_series(std::iter::once(Text::new(causes.join("/"), at, ("sans-serif", 13).into_font().color(&RED))))
             .map_err(e)?;
     }
-    if lines.len() <= LEGEND_MAX * 4 {
+    {
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.8))
