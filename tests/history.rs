@@ -343,3 +343,20 @@ fn demonstration_plot_of_a_software_step_and_a_clock_drop() {
     assert_eq!(written.len(), 1);
     std::fs::write(out.join("demo-summary.md"), render::history_markdown(&report, &[])).unwrap();
 }
+
+#[test]
+fn a_run_appended_twice_is_one_run_and_matches_its_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nested/h.db");
+    let doc = ResultsDocument::read(&repo("tests/fixtures/h200-quick-run.json")).unwrap();
+    let first = gpubench::history::append_run(&db, &doc).unwrap();
+    assert_eq!((first.added, first.already), (1, 0));
+    let again = gpubench::history::append_run(&db, &doc).unwrap();
+    assert_eq!((again.added, again.already), (0, 1));
+    // The file the run wrote, imported later, is the same run.
+    let mut store = HistoryStore::open(&db).unwrap();
+    let imported = store.add(&collect(&[repo("tests/fixtures/h200-quick-run.json")]).unwrap().records).unwrap();
+    assert_eq!((imported.added, imported.already), (0, 1));
+    let source: String = store.connection().query_row("SELECT source FROM runs", [], |r| r.get(0)).unwrap();
+    assert_eq!(source, "run");
+}

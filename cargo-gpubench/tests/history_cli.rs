@@ -178,3 +178,12 @@ fn bad_inputs_get_one_error_line_and_their_exit_code() {
     assert_exit(&o, 2);
     assert_one_error_line(&o, "no results documents");
 }
+
+#[test]
+fn a_run_with_a_bad_history_database_fails_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("junk.db"), b"not an sqlite database, just text that is long enough").unwrap();
+    let o = run(dir.path(), &["--history", "junk.db", "--no-baseline"]);
+    assert_exit(&o, 5);
+    assert_one_error_line(&o, "junk.db");
+}
