@@ -207,6 +207,18 @@ fn a_file_that_is_not_a_history_database_is_refused_and_left_alone() {
     let other = dir.path().join("other.db");
     HistoryStore::open(&other).unwrap();
     set_schema_version_99(&other);
+    // Another program's SQLite database is refused and not given our tables.
+    let foreign = dir.path().join("foreign.db");
+    {
+        let store = HistoryStore::open(&foreign).unwrap();
+        store
+            .connection()
+            .execute_batch("DROP TABLE metrics; DROP TABLE runs; DROP TABLE meta; CREATE TABLE t (x);")
+            .unwrap();
+    }
+    let err = HistoryStore::open(&foreign).err().expect("refused");
+    assert!(err.to_string().contains("not a gpubench history database"), "{err}");
+    assert!(HistoryStore::open(&foreign).is_err(), "still refused: nothing was added");
     let err = HistoryStore::open(&other).err().expect("refused");
     assert!(err.to_string().contains("history schema version 99"), "{err}");
 }

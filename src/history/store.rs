@@ -125,6 +125,18 @@ impl HistoryStore {
         let p = &self.path;
         self.conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| sql_err(p, e))?;
         self.conn.pragma_update(None, "foreign_keys", "ON").map_err(|e| sql_err(p, e))?;
+        // Another program's SQLite database is refused, never given our tables.
+        let (tables, ours): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*), COALESCE(SUM(name = 'meta'), 0) FROM sqlite_master WHERE type = 'table'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| sql_err(p, e))?;
+        if tables > 0 && ours == 0 {
+            return Err(Error::data(p, "an SQLite database, but not a gpubench history database"));
+        }
         self.conn.execute_batch(SCHEMA).map_err(|e| sql_err(p, e))?;
         let version: Option<String> = self
             .conn
