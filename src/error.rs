@@ -23,6 +23,8 @@ pub mod exit {
     pub const DATA: i32 = 5;
     /// Another gpubench run holds this GPU and `--no-wait` was given.
     pub const BUSY: i32 = 6;
+    /// `history --fail-recent N`: a change point falls in the newest N runs of a series.
+    pub const CHANGE_POINT: i32 = 7;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
 }

@@ -7,7 +7,8 @@
 //!   [`telemetry`] (NVML);
 //! - data: [`results`] (the results document and its files), [`baseline`] (per-GPU baselines),
 //!   [`config`] (`gpubench.toml`);
-//! - analysis: [`stats`] (pure statistics), [`verdict`] (per-metric regression verdicts);
+//! - analysis: [`stats`] (pure statistics), [`verdict`] (per-metric regression verdicts),
+//!   [`history`] (runs over time in SQLite, change points and their causes);
 //! - reporting: [`report`] (tables, Markdown, JUnit XML, JSON);
 //! - orchestration: [`runner`] (build benches through cargo, run them, merge their records, one
 //!   run per GPU).
@@ -22,6 +23,7 @@ pub mod error;
 pub mod experiments;
 pub mod families;
 pub mod harness;
+pub mod history;
 pub mod kernels;
 pub mod placement;
 pub mod report;

@@ -26,6 +26,7 @@ pub const EXIT_CODES: &str = "Exit codes:
   4  a benchmark failed: kernel compile error, launch failure, out of GPU memory, wrong result, watchdog
   5  a results, baseline or archive file is corrupt, truncated or of another schema
   6  the GPU is in use by another gpubench run (--no-wait)
+  7  history: a change point falls in the newest runs (--fail-recent)
   130  interrupted";
 
 #[derive(Debug, Subcommand)]
@@ -51,6 +52,8 @@ pub enum Command {
     /// List, show or save the baselines runs are compared with.
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Trends of every metric per card, change points, and the stack or clock change behind each (no GPU).
+    History(HistoryArgs),
 }
 
 /// Options of a benchmark run (the default command).
@@ -132,6 +135,10 @@ pub struct RunArgs {
     /// Fail at once (exit code 6) when another gpubench run holds this GPU, instead of waiting.
     #[arg(long)]
     pub no_wait: bool,
+
+    /// Also append this run to the history database at PATH (SQLite, created when missing).
+    #[arg(long, value_name = "PATH")]
+    pub history: Option<PathBuf>,
 
     #[command(flatten)]
     pub place: BaselinePlace,
@@ -392,4 +399,77 @@ pub struct LoadArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Default history database of the `history` commands.
+pub const DEFAULT_HISTORY_DB: &str = "gpubench-history.db";
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: Option<HistoryCommand>,
+
+    /// The history database.
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_HISTORY_DB)]
+    pub db: PathBuf,
+
+    /// Only metrics whose "benchmark/metric" matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub metric: Option<String>,
+
+    /// Only this card (GPU UUID, or a prefix of it such as GPU-df5b3884).
+    #[arg(long, value_name = "UUID")]
+    pub card: Option<String>,
+
+    /// Print the whole analysis (series, change points, runs) as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write the change points as Markdown (a CI step summary), with the plots when --plots is given.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write SVG trend plots, one per card and bench family, into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+
+    /// In the Markdown, link the plots under this URL prefix instead of by relative path.
+    #[arg(long, value_name = "URL", requires = "plots")]
+    pub plot_url: Option<String>,
+
+    /// Exit with code 7 when a change point falls in the newest N runs of its series.
+    #[arg(long, value_name = "N")]
+    pub fail_recent: Option<usize>,
+
+    /// Smallest step reported, percent; a metric's verdict threshold from gpubench.toml
+    /// applies where larger.
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub min_effect: f64,
+
+    /// Configuration file whose per-metric thresholds set each metric's smallest reported step
+    /// [default: the nearest gpubench.toml].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// Penalty per change point, in units of the series' noise variance times ln(runs).
+    #[arg(long, value_name = "FACTOR", default_value_t = 4.0)]
+    pub penalty: f64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Load results files, folders of them, or .tar.gz archives of them into the database (a run already there is skipped).
+    Import(HistoryImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryImportArgs {
+    /// Results JSON files, folders (searched recursively) or .tar.gz archives.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// The history database (created when missing).
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_HISTORY_DB)]
+    pub db: PathBuf,
 }

@@ -5,6 +5,7 @@ mod baseline;
 mod chipmap;
 mod compare;
 mod dissect;
+mod history;
 mod info;
 mod judge_run;
 mod kernels;
@@ -32,5 +33,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Dissect(d)) => dissect::dissect(d),
         Some(Command::Compare(c)) => compare::compare(c),
         Some(Command::Baseline(b)) => baseline::baseline(b),
+        Some(Command::History(h)) => history::history(h),
     }
 }

@@ -26,6 +26,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
         _ => Profile::Default,
     };
     judge_run::check_args(&args)?;
+    // A history database that cannot be opened fails here, before minutes of measuring.
+    if let Some(db) = &args.history {
+        gpubench::history::HistoryStore::open(db)?;
+    }
     install_interrupt_handler();
     // Fail fast, before any build, when there is no GPU to measure.
     let gpu = Gpu::open(args.device)?;
@@ -118,7 +122,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(e) = failure {
         return Err(e);
     }
-    judge.finish(&args, &doc)
+    let code = judge.finish(&args, &doc)?;
+    if let Some(db) = &args.history {
+        super::history::append(db, &doc)?;
+    }
+    Ok(code)
 }
 
 /// Ctrl-C or a termination signal stops the run after writing what finished (exit code 130);
