@@ -35,6 +35,9 @@ pub const CONFIG_FILE: &str = "gpubench.toml";
 /// Runs an appended baseline keeps by default.
 pub const DEFAULT_MAX_RUNS: usize = 5;
 
+/// Most runs a baseline may keep (each holds every raw sample of a run).
+pub const MAX_RUNS_LIMIT: usize = 1000;
+
 /// The configuration in force.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -147,8 +150,8 @@ impl Config {
         };
         rule.validate().map_err(bad)?;
         let max_runs = file.baseline.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
-        if max_runs == 0 {
-            return Err(bad("baseline.max_runs must be at least 1".into()));
+        if max_runs == 0 || max_runs > MAX_RUNS_LIMIT {
+            return Err(bad(format!("baseline.max_runs = {max_runs} is outside [1, {MAX_RUNS_LIMIT}]")));
         }
         let base = path.parent().unwrap_or(Path::new("."));
         Ok(Config {

@@ -35,11 +35,11 @@ fn list(args: BaselineListArgs) -> Result<i32> {
                 Err(e) => serde_json::json!({ "path": l.path, "error": e.to_string() }),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+        crate::output::emit(serde_json::to_string_pretty(&rows).expect("rows serialise"));
     } else if listed.is_empty() {
-        println!("no baselines in {}", verdicts::shown(store.dir()));
+        crate::output::emit(format!("no baselines in {}", verdicts::shown(store.dir())));
     } else {
-        println!("{}", baseline_list_table(&listed));
+        crate::output::emit(baseline_list_table(&listed));
     }
     for l in listed.iter().filter(|l| l.baseline.is_err()) {
         if let Err(e) = &l.baseline {
@@ -55,9 +55,9 @@ fn show(args: BaselineShowArgs) -> Result<i32> {
     let store = verdicts::store(&args.place, &config, &cwd);
     let (path, baseline) = find(&store, &args.target)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&baseline).expect("baselines serialise"));
+        crate::output::emit(serde_json::to_string_pretty(&baseline).expect("baselines serialise"));
     } else {
-        print!("{}", baseline_report(&baseline, &verdicts::shown(&path), &config.rule, args.all));
+        crate::output::emit_raw(baseline_report(&baseline, &verdicts::shown(&path), &config.rule, args.all));
     }
     Ok(exit::OK)
 }
