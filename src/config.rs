@@ -102,6 +102,7 @@ impl Config {
     /// Reads `path`. A missing or unreadable file, bad TOML, an unknown key or a value out of
     /// range is a usage error (exit code 2) naming the file.
     pub fn load(path: &Path) -> Result<Self> {
+        crate::results::check_regular_file(path).map_err(|e| Error::Usage(format!("configuration {e}")))?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Usage(format!("{}: cannot read the configuration: {e}", path.display())))?;
         Self::parse(&text, path)

@@ -23,8 +23,49 @@ pub mod exit {
     pub const DATA: i32 = 5;
     /// Another gpubench run holds this GPU and `--no-wait` was given.
     pub const BUSY: i32 = 6;
+    /// `--exclusive` was given and another process holds the GPU.
+    pub const GPU_SHARED: i32 = 7;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
+
+    /// Every documented code with its one-line meaning: the one source of the README's table
+    /// and the `--help` text (tests compare both with it).
+    pub const TABLE: &[(i32, &str)] = &[
+        (OK, "success, no regression (PASS, IMPROVED and INCONCLUSIVE verdicts only)"),
+        (REGRESSION, "a metric or fact REGRESSED against the baseline"),
+        (USAGE, "usage error (bad flags, or a configuration value missing or out of range)"),
+        (ENVIRONMENT, "environment: no GPU, no libcuda, no NVRTC (or one lacking a symbol), or driver too old"),
+        (
+            BENCH_FAILURE,
+            "a benchmark failed: kernel compile error, launch failure, out of GPU memory, wrong result, watchdog",
+        ),
+        (
+            DATA,
+            "a results, baseline or archive file is missing, not a regular file, corrupt, truncated, inconsistent \
+             or of another schema, or a baseline save was refused",
+        ),
+        (BUSY, "the GPU is in use by another gpubench run (`--no-wait`)"),
+        (GPU_SHARED, "another process uses the GPU (`--exclusive`)"),
+        (INTERRUPTED, "interrupted"),
+    ];
+
+    /// The table as `--help` shows it.
+    pub fn help_text() -> String {
+        let mut s = String::from("Exit codes:");
+        for (code, meaning) in TABLE {
+            s.push_str(&format!("\n  {code}  {}", meaning.replace('`', "")));
+        }
+        s
+    }
+
+    /// The table as the README shows it (Markdown).
+    pub fn markdown_table() -> String {
+        let mut s = String::from("| code | meaning |\n| --- | --- |\n");
+        for (code, meaning) in TABLE {
+            s.push_str(&format!("| {code} | {meaning} |\n"));
+        }
+        s
+    }
 }
 
 /// Result alias used across the library.
@@ -148,6 +189,16 @@ pub enum Error {
         /// Who holds the lock, as written in the lock file.
         holder: String,
     },
+    /// `--exclusive` was given and another process uses the GPU.
+    #[error(
+        "another process uses GPU {uuid}: {processes}; rerun without --exclusive to measure anyway (its metrics are then INCONCLUSIVE)"
+    )]
+    GpuShared {
+        /// GPU UUID.
+        uuid: String,
+        /// The processes, described.
+        processes: String,
+    },
     /// The user interrupted the run.
     #[error("interrupted")]
     Interrupted,
@@ -172,6 +223,7 @@ impl Error {
             Error::Data { .. } => exit::DATA,
             Error::Io { .. } => exit::DATA,
             Error::Busy { .. } => exit::BUSY,
+            Error::GpuShared { .. } => exit::GPU_SHARED,
             Error::Interrupted => exit::INTERRUPTED,
             Error::Usage(_) => exit::USAGE,
         }

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 /// results JSON.
 #[derive(Debug, Parser)]
 #[command(name = "cargo gpubench", bin_name = "cargo gpubench", version, about, long_about = None)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = exit_codes())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -18,15 +18,10 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
-pub const EXIT_CODES: &str = "Exit codes:
-  0  success, no regression
-  1  a metric REGRESSED against the baseline
-  2  usage error (bad flags or configuration)
-  3  environment: no GPU, no libcuda, no NVRTC, or driver too old
-  4  a benchmark failed: kernel compile error, launch failure, out of GPU memory, wrong result, watchdog
-  5  a results, baseline or archive file is corrupt, truncated or of another schema
-  6  the GPU is in use by another gpubench run (--no-wait)
-  130  interrupted";
+/// The exit-code table of `--help`, generated from `gpubench::error::exit::TABLE`.
+pub fn exit_codes() -> String {
+    gpubench::error::exit::help_text()
+}
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -241,6 +236,15 @@ pub enum BaselineCommand {
     Show(BaselineShowArgs),
     /// Save results files (from `cargo gpubench -o`) as a baseline, without a GPU.
     Save(BaselineSaveArgs),
+    /// Move a corrupt baseline file aside (to FILE.quarantined-<unix seconds>) so that a new one can be saved.
+    Quarantine(BaselineQuarantineArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineQuarantineArgs {
+    /// The baseline file to move aside.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]
