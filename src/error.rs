@@ -84,6 +84,14 @@ pub enum Error {
         "no NVRTC: libnvrtc.so.13 or libnvrtc.so.12 could not be loaded (install the CUDA toolkit's NVRTC, or add its folder to LD_LIBRARY_PATH)"
     )]
     NoNvrtc,
+    /// libcuda loaded but lacks an entry point gpubench calls.
+    #[error(
+        "no usable CUDA driver: libcuda.so.1 loads but lacks {0} (a stub or mismatched library? install the NVIDIA driver R570 or later)"
+    )]
+    DriverSymbol(String),
+    /// libnvrtc loaded but lacks an entry point gpubench calls.
+    #[error("no usable NVRTC: libnvrtc loads but lacks {0} (install NVRTC 12.x or 13.x from the CUDA toolkit)")]
+    NvrtcSymbol(String),
     /// The driver loaded but shows no usable GPU.
     #[error("no CUDA GPU: {0}")]
     NoGpu(String),
@@ -211,7 +219,12 @@ impl Error {
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::NoDriverLibrary | Error::NoNvrtc | Error::NoGpu(_) | Error::DriverTooOld { .. } => exit::ENVIRONMENT,
+            Error::NoDriverLibrary
+            | Error::NoNvrtc
+            | Error::DriverSymbol(_)
+            | Error::NvrtcSymbol(_)
+            | Error::NoGpu(_)
+            | Error::DriverTooOld { .. } => exit::ENVIRONMENT,
             Error::Cuda { .. }
             | Error::OutOfMemory { .. }
             | Error::KernelCompile { .. }
