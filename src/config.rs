@@ -207,7 +207,7 @@ max_runs = 3
             ("[verdict]\nthreshold = 2.0\n", "threshold = 2 is outside"),
             ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
             ("[verdict\n", "line 1"),
-            ("[baseline]\nmax_runs = 0\n", "max_runs must be at least 1"),
+            ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
         ];
         for (text, expect) in cases {
             let e = Config::parse(text, Path::new("gpubench.toml")).unwrap_err();

@@ -192,3 +192,77 @@ fn every_committed_results_and_baseline_file_is_accepted() {
     }
     assert!(checked >= 5, "only {checked} files checked");
 }
+
+/// The quick run slowed by 30 % in every metric (what a matrix-multiply loop in a second
+/// process did on an H100), with or without NVML having listed that process.
+fn disturbed(listed: bool) -> ResultsDocument {
+    use gpubench::results::{Better, ForeignProcess, SampleTelemetry};
+    let mut doc = quick();
+    for b in &mut doc.benchmarks {
+        for m in &mut b.metrics {
+            let f = if m.better == Better::Higher { 0.7 } else { 1.0 / 0.7 };
+            m.samples.iter_mut().for_each(|v| *v *= f);
+            m.summary = Summary::of(&m.samples);
+            if let Some(n) = &mut m.normalized {
+                n.samples.iter_mut().for_each(|v| *v *= f);
+                n.summary = Summary::of(&n.samples);
+            }
+        }
+        let n = b.metrics[0].samples.len();
+        if b.telemetry.len() != n {
+            b.telemetry = vec![SampleTelemetry { sm_mhz: Some(1980.0), readings: 3, ..Default::default() }; n];
+        }
+        if listed {
+            for t in &mut b.telemetry {
+                t.foreign_processes = vec![ForeignProcess {
+                    pid: 4242,
+                    name: Some("python3".into()),
+                    used_mib: Some(874.0),
+                    sm_util_pct: Some(69),
+                    note: None,
+                }];
+            }
+        }
+    }
+    doc
+}
+
+#[test]
+fn metrics_measured_beside_another_process_are_inconclusive_with_the_process_named() {
+    use gpubench::verdict::{Rule, Side, Verdict, compare};
+    let base = [quick()];
+    let rule = Rule::default();
+    // Unlisted, the slowdown reads as regressions: the test data can fail.
+    let blind = [disturbed(false)];
+    let c = compare(Side { label: "b", runs: &base }, Side { label: "n", runs: &blind }, &rule).unwrap();
+    assert!(c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).count() > 10);
+    // Listed: 0 REGRESSED, every metric INCONCLUSIVE and naming the process.
+    let seen = [disturbed(true)];
+    let c = compare(Side { label: "b", runs: &base }, Side { label: "n", runs: &seen }, &rule).unwrap();
+    assert!(!c.metrics.is_empty());
+    for m in &c.metrics {
+        assert_eq!(m.verdict, Verdict::Inconclusive, "{}:{}", m.benchmark, m.metric);
+        assert!(
+            m.reason.starts_with("another process (pid 4242, python3, 874 MiB, SM 69 %) used this GPU during the run"),
+            "{}",
+            m.reason
+        );
+    }
+    assert_eq!(c.exit_code(), exit::OK);
+    // A baseline measured beside another process cannot judge a clean run either.
+    let c = compare(Side { label: "b", runs: &seen }, Side { label: "n", runs: &base }, &rule).unwrap();
+    assert!(c.metrics.iter().all(|m| m.verdict == Verdict::Inconclusive && m.reason.starts_with("baseline: another")));
+}
+
+#[test]
+fn old_results_without_process_fields_still_load_and_new_ones_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = disturbed(true);
+    let path = write_doc(dir.path(), "shared.json", &doc);
+    let back = ResultsDocument::read_checked(&path).unwrap();
+    assert_eq!(back.benchmarks[0].telemetry[0].foreign_processes[0].pid, 4242);
+    let text = std::fs::read_to_string(fixture("h200-quick-run.json")).unwrap();
+    assert!(!text.contains("foreign_processes"));
+    let summary = gpubench::telemetry::run_summary(&back.benchmarks);
+    assert!(gpubench::telemetry::describe(&summary).contains("another process (pid 4242, python3, 874 MiB, SM 69 %)"));
+}
