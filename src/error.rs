@@ -199,7 +199,7 @@ pub enum Error {
     },
     /// `--exclusive` was given and another process uses the GPU.
     #[error(
-        "another process uses GPU {uuid}: {processes}; rerun without --exclusive to measure anyway (its metrics are then INCONCLUSIVE)"
+        "GPU {uuid} is not exclusive (--exclusive): {processes}; rerun without --exclusive to measure beside it (the affected metrics are then INCONCLUSIVE)"
     )]
     GpuShared {
         /// GPU UUID.

@@ -266,3 +266,56 @@ fn old_results_without_process_fields_still_load_and_new_ones_round_trip() {
     let summary = gpubench::telemetry::run_summary(&back.benchmarks);
     assert!(gpubench::telemetry::describe(&summary).contains("another process (pid 4242, python3, 874 MiB, SM 69 %)"));
 }
+
+#[test]
+fn the_noisy_neighbour_script_parses_and_refuses_a_missing_archive() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/noisy-neighbour.sh");
+    let o = std::process::Command::new("bash").arg("-n").arg(&script).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(dir.path().join("no-archive"))
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("usage: "));
+    // The embedded Python parses (when python3 is here).
+    let text = std::fs::read_to_string(&script).unwrap();
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match &mut current {
+            None if line.ends_with("<<'PY'") => current = Some(String::new()),
+            Some(b) if line == "PY" => {
+                blocks.push(std::mem::take(b));
+                current = None;
+            }
+            Some(b) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+            None => {}
+        }
+    }
+    assert_eq!(blocks.len(), 2);
+    for b in blocks {
+        let parsed =
+            std::process::Command::new("python3").args(["-c", "import ast, sys; ast.parse(sys.argv[1])", &b]).output();
+        if let Ok(o) = parsed {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+}
+
+#[test]
+fn a_shared_gpu_under_exclusive_is_its_own_documented_exit_code() {
+    let e = Error::GpuShared {
+        uuid: "GPU-1".into(),
+        processes: "another process (pid 4242, python3, 874 MiB) holds it".into(),
+    };
+    assert_eq!(e.exit_code(), exit::GPU_SHARED);
+    assert!(exit::TABLE.iter().any(|(c, m)| *c == exit::GPU_SHARED && m.contains("--exclusive")));
+    assert!(e.to_string().starts_with("GPU GPU-1 is not exclusive (--exclusive): another process (pid 4242"));
+}

@@ -126,6 +126,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_wait: bool,
 
+    /// Fail at once (exit code 7) when another process holds this GPU, instead of measuring
+    /// beside it (its metrics would be INCONCLUSIVE).
+    #[arg(long)]
+    pub exclusive: bool,
+
     #[command(flatten)]
     pub place: BaselinePlace,
 
