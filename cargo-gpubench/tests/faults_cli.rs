@@ -88,3 +88,19 @@ fn named_pipes_and_folders_as_input_files_are_refused_at_once() {
         assert!(err.lines().count() == 1 && err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn exclusive_is_accepted_and_checked_after_the_gpu_is_found() {
+    let has_driver =
+        ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1"].iter().any(|p| Path::new(p).exists());
+    if has_driver {
+        println!("skipping: this machine has a CUDA driver");
+        return;
+    }
+    let o = Command::new(BIN).args(["gpubench", "--exclusive", "--quick"]).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.starts_with("error: no CUDA driver"), "{err}");
+    let o = Command::new(BIN).args(["gpubench", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--exclusive"));
+}
