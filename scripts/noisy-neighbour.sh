@@ -8,6 +8,9 @@
 #
 # Expected: 0 REGRESSED; every affected metric INCONCLUSIVE, naming the loop's pid and
 # "python3". Exits 0 when that holds, 1 when not, 2 on a usage or set-up error.
+#
+# The committed baseline is of the H200 class. On another GPU class set NOISY_BASELINE=fresh:
+# a clean run without the neighbour is first saved as the baseline in OUT_DIR/baselines.
 set -uo pipefail
 
 archive=${1:-}
@@ -18,6 +21,15 @@ if [ -z "$archive" ] || [ ! -x "$archive/bin/cargo-gpubench" ]; then
 fi
 mkdir -p "$out"
 device=${GPUBENCH_DEVICE:-0}
+
+baseline_args=()
+if [ "${NOISY_BASELINE:-committed}" = fresh ]; then
+  echo "clean run first, saved as the baseline in $out/baselines"
+  "$archive/bin/cargo-gpubench" --archive "$archive" --device "$device" --timeout 300 \
+    --baseline-dir "$out/baselines" --save-baseline -o "$out/clean-results.json" \
+    > "$out/clean.stdout" 2> "$out/clean.stderr" || { echo "the clean run failed:" >&2; tail -5 "$out/clean.stderr" >&2; exit 2; }
+  baseline_args=(--baseline-dir "$out/baselines")
+fi
 
 # The neighbour: bf16 matmuls back to back until told to stop (a file) or killed.
 cat > "$out/neighbour.py" <<'PY'
@@ -69,7 +81,7 @@ fi
 echo "neighbour running: pid $(cat "$ready_file")"
 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv > "$out/nvidia-smi-apps.csv" 2>&1
 
-"$archive/bin/cargo-gpubench" --archive "$archive" --device "$device" --timeout 300 \
+"$archive/bin/cargo-gpubench" --archive "$archive" --device "$device" --timeout 300 "${baseline_args[@]}" \
   -o "$out/results.json" \
   --verdicts-json "$out/comparison.json" \
   --markdown "$out/comparison.md" \
