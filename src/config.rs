@@ -35,6 +35,9 @@ pub const CONFIG_FILE: &str = "gpubench.toml";
 /// Runs an appended baseline keeps by default.
 pub const DEFAULT_MAX_RUNS: usize = 5;
 
+/// Most runs a baseline may keep (each holds every raw sample of a run).
+pub const MAX_RUNS_LIMIT: usize = 1000;
+
 /// The configuration in force.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -99,6 +102,7 @@ impl Config {
     /// Reads `path`. A missing or unreadable file, bad TOML, an unknown key or a value out of
     /// range is a usage error (exit code 2) naming the file.
     pub fn load(path: &Path) -> Result<Self> {
+        crate::results::check_regular_file(path).map_err(|e| Error::Usage(format!("configuration {e}")))?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Usage(format!("{}: cannot read the configuration: {e}", path.display())))?;
         Self::parse(&text, path)
@@ -147,8 +151,8 @@ impl Config {
         };
         rule.validate().map_err(bad)?;
         let max_runs = file.baseline.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
-        if max_runs == 0 {
-            return Err(bad("baseline.max_runs must be at least 1".into()));
+        if max_runs == 0 || max_runs > MAX_RUNS_LIMIT {
+            return Err(bad(format!("baseline.max_runs = {max_runs} is outside [1, {MAX_RUNS_LIMIT}]")));
         }
         let base = path.parent().unwrap_or(Path::new("."));
         Ok(Config {
@@ -203,7 +207,7 @@ max_runs = 3
             ("[verdict]\nthreshold = 2.0\n", "threshold = 2 is outside"),
             ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
             ("[verdict\n", "line 1"),
-            ("[baseline]\nmax_runs = 0\n", "max_runs must be at least 1"),
+            ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
         ];
         for (text, expect) in cases {
             let e = Config::parse(text, Path::new("gpubench.toml")).unwrap_err();

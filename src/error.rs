@@ -23,10 +23,52 @@ pub mod exit {
     pub const DATA: i32 = 5;
     /// Another gpubench run holds this GPU and `--no-wait` was given.
     pub const BUSY: i32 = 6;
+    /// `--exclusive` was given and another process holds the GPU.
+    pub const GPU_SHARED: i32 = 7;
     /// `history --fail-recent N`: a change point falls in the newest N runs of a series.
-    pub const CHANGE_POINT: i32 = 7;
+    pub const CHANGE_POINT: i32 = 8;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
+
+    /// Every documented code with its one-line meaning: the one source of the README's table
+    /// and the `--help` text (tests compare both with it).
+    pub const TABLE: &[(i32, &str)] = &[
+        (OK, "success, no regression (PASS, IMPROVED and INCONCLUSIVE verdicts only)"),
+        (REGRESSION, "a metric or fact REGRESSED against the baseline"),
+        (USAGE, "usage error (bad flags, or a configuration value missing or out of range)"),
+        (ENVIRONMENT, "environment: no GPU, no libcuda, no NVRTC (or one lacking a symbol), or driver too old"),
+        (
+            BENCH_FAILURE,
+            "a benchmark failed: kernel compile error, launch failure, out of GPU memory, wrong result, watchdog",
+        ),
+        (
+            DATA,
+            "a results, baseline or archive file is missing, not a regular file, corrupt, truncated, inconsistent \
+             or of another schema, or a baseline save was refused",
+        ),
+        (BUSY, "the GPU is in use by another gpubench run (`--no-wait`)"),
+        (GPU_SHARED, "another process uses the GPU (`--exclusive`)"),
+        (CHANGE_POINT, "`history --fail-recent N`: a change point falls in the newest N runs of a metric"),
+        (INTERRUPTED, "interrupted"),
+    ];
+
+    /// The table as `--help` shows it.
+    pub fn help_text() -> String {
+        let mut s = String::from("Exit codes:");
+        for (code, meaning) in TABLE {
+            s.push_str(&format!("\n  {code}  {}", meaning.replace('`', "")));
+        }
+        s
+    }
+
+    /// The table as the README shows it (Markdown).
+    pub fn markdown_table() -> String {
+        let mut s = String::from("| code | meaning |\n| --- | --- |\n");
+        for (code, meaning) in TABLE {
+            s.push_str(&format!("| {code} | {meaning} |\n"));
+        }
+        s
+    }
 }
 
 /// Result alias used across the library.
@@ -45,6 +87,14 @@ pub enum Error {
         "no NVRTC: libnvrtc.so.13 or libnvrtc.so.12 could not be loaded (install the CUDA toolkit's NVRTC, or add its folder to LD_LIBRARY_PATH)"
     )]
     NoNvrtc,
+    /// libcuda loaded but lacks an entry point gpubench calls.
+    #[error(
+        "no usable CUDA driver: libcuda.so.1 loads but lacks {0} (a stub or mismatched library? install the NVIDIA driver R570 or later)"
+    )]
+    DriverSymbol(String),
+    /// libnvrtc loaded but lacks an entry point gpubench calls.
+    #[error("no usable NVRTC: libnvrtc loads but lacks {0} (install NVRTC 12.x or 13.x from the CUDA toolkit)")]
+    NvrtcSymbol(String),
     /// The driver loaded but shows no usable GPU.
     #[error("no CUDA GPU: {0}")]
     NoGpu(String),
@@ -150,6 +200,16 @@ pub enum Error {
         /// Who holds the lock, as written in the lock file.
         holder: String,
     },
+    /// `--exclusive` was given and another process uses the GPU.
+    #[error(
+        "GPU {uuid} is not exclusive (--exclusive): {processes}; rerun without --exclusive to measure beside it (the affected metrics are then INCONCLUSIVE)"
+    )]
+    GpuShared {
+        /// GPU UUID.
+        uuid: String,
+        /// The processes, described.
+        processes: String,
+    },
     /// The user interrupted the run.
     #[error("interrupted")]
     Interrupted,
@@ -162,7 +222,12 @@ impl Error {
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::NoDriverLibrary | Error::NoNvrtc | Error::NoGpu(_) | Error::DriverTooOld { .. } => exit::ENVIRONMENT,
+            Error::NoDriverLibrary
+            | Error::NoNvrtc
+            | Error::DriverSymbol(_)
+            | Error::NvrtcSymbol(_)
+            | Error::NoGpu(_)
+            | Error::DriverTooOld { .. } => exit::ENVIRONMENT,
             Error::Cuda { .. }
             | Error::OutOfMemory { .. }
             | Error::KernelCompile { .. }
@@ -174,6 +239,7 @@ impl Error {
             Error::Data { .. } => exit::DATA,
             Error::Io { .. } => exit::DATA,
             Error::Busy { .. } => exit::BUSY,
+            Error::GpuShared { .. } => exit::GPU_SHARED,
             Error::Interrupted => exit::INTERRUPTED,
             Error::Usage(_) => exit::USAGE,
         }

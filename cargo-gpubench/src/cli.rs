@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 /// results JSON.
 #[derive(Debug, Parser)]
 #[command(name = "cargo gpubench", bin_name = "cargo gpubench", version, about, long_about = None)]
-#[command(after_help = EXIT_CODES)]
+#[command(after_help = exit_codes())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -18,16 +18,10 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
-pub const EXIT_CODES: &str = "Exit codes:
-  0  success, no regression
-  1  a metric REGRESSED against the baseline
-  2  usage error (bad flags or configuration)
-  3  environment: no GPU, no libcuda, no NVRTC, or driver too old
-  4  a benchmark failed: kernel compile error, launch failure, out of GPU memory, wrong result, watchdog
-  5  a results, baseline or archive file is corrupt, truncated or of another schema
-  6  the GPU is in use by another gpubench run (--no-wait)
-  7  history: a change point falls in the newest runs (--fail-recent)
-  130  interrupted";
+/// The exit-code table of `--help`, generated from `gpubench::error::exit::TABLE`.
+pub fn exit_codes() -> String {
+    gpubench::error::exit::help_text()
+}
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -139,6 +133,11 @@ pub struct RunArgs {
     /// Also append this run to the history database at PATH (SQLite, created when missing).
     #[arg(long, value_name = "PATH")]
     pub history: Option<PathBuf>,
+
+    /// Fail at once (exit code 7) when another process holds this GPU, instead of measuring
+    /// beside it (its metrics would be INCONCLUSIVE).
+    #[arg(long)]
+    pub exclusive: bool,
 
     #[command(flatten)]
     pub place: BaselinePlace,
@@ -272,6 +271,15 @@ pub enum BaselineCommand {
     Show(BaselineShowArgs),
     /// Save results files (from `cargo gpubench -o`) as a baseline, without a GPU.
     Save(BaselineSaveArgs),
+    /// Move a corrupt baseline file aside (to FILE.quarantined-<unix seconds>) so that a new one can be saved.
+    Quarantine(BaselineQuarantineArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineQuarantineArgs {
+    /// The baseline file to move aside.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -438,7 +446,7 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "URL", requires = "plots")]
     pub plot_url: Option<String>,
 
-    /// Exit with code 7 when a change point falls in the newest N runs of its series.
+    /// Exit with code 8 when a change point falls in the newest N runs of its series.
     #[arg(long, value_name = "N")]
     pub fail_recent: Option<usize>,
 

@@ -22,7 +22,8 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let code = match commands::dispatch(cli) {
+    // A libcuda or libnvrtc lacking an entry point is an environment error, not a panic.
+    let code = match gpubench::device::catch_missing_symbols(|| commands::dispatch(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");

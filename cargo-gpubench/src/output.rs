@@ -1,16 +1,40 @@
 //! Writing to stdout without panicking when the reader goes away (`cargo gpubench report | head`).
+//!
+//! A closed pipe is not an error of ours: the rest of the output is dropped and the command
+//! goes on to return its real exit code (a REGRESSED run piped into `head` still exits 1).
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Prints `text` and a newline to stdout; a closed pipe ends the process quietly with code 0.
+/// Set once stdout's reader has gone; later output is dropped.
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Prints `text` and a newline to stdout.
 pub fn emit(text: impl std::fmt::Display) {
+    write_out(format_args!("{text}\n"));
+}
+
+/// Prints `text` to stdout as it is (no newline added).
+pub fn emit_raw(text: impl std::fmt::Display) {
+    write_out(format_args!("{text}"));
+}
+
+/// Prints `text` to stderr; a closed stderr is ignored.
+pub fn emit_err(text: impl std::fmt::Display) {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{text}");
+}
+
+fn write_out(args: std::fmt::Arguments<'_>) {
+    if CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{text}").and_then(|_| out.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+    if let Err(e) = out.write_fmt(args).and_then(|_| out.flush()) {
+        CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = writeln!(std::io::stderr(), "error: writing to stdout: {e}");
         }
-        eprintln!("error: writing to stdout: {e}");
-        std::process::exit(gpubench::error::exit::DATA);
     }
 }
 

@@ -129,12 +129,12 @@ fn a_planted_step_is_reported_with_its_cause_in_table_json_markdown_and_plots() 
 }
 
 #[test]
-fn fail_recent_exits_7_only_when_a_change_point_is_among_the_newest_runs() {
+fn fail_recent_exits_with_its_code_only_when_a_change_point_is_among_the_newest_runs() {
     let dir = tempfile::tempdir().unwrap();
     let runs = planted_runs(dir.path(), 6);
     assert_exit(&run(dir.path(), &["history", "import", runs.to_str().unwrap()]), 0);
     let o = run(dir.path(), &["history", "--fail-recent", "2", "--metric", "^latency/"]);
-    assert_exit(&o, 7);
+    assert_exit(&o, gpubench::error::exit::CHANGE_POINT);
     assert!(stdout(&o).contains("(recent)"), "{}", stdout(&o));
     let o = run(dir.path(), &["history", "--fail-recent", "1", "--metric", "^latency/"]);
     assert_exit(&o, 0);

@@ -46,6 +46,10 @@ fn regressed_copy(dir: &Path) -> PathBuf {
             for s in b["metrics"][0]["samples"].as_array_mut().unwrap() {
                 *s = serde_json::json!(s.as_f64().unwrap() * 0.95);
             }
+            // Keep the stored summary consistent with the samples (inconsistent files are refused).
+            let samples: Vec<f64> =
+                b["metrics"][0]["samples"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
+            b["metrics"][0]["summary"] = serde_json::to_value(gpubench::results::Summary::of(&samples)).unwrap();
         }
     }
     let path = dir.join("regressed.json");
@@ -159,7 +163,7 @@ fn bad_flags_and_configuration_exit_2() {
     std::fs::write(dir.path().join("gpubench.toml"), "[verdict]\nthreshold = 3\n").unwrap();
     let o = run(dir.path(), &["compare", f, f]);
     assert_exit(&o, 2);
-    assert_one_error_line(&o, "gpubench.toml: threshold = 3 is outside [0, 1)");
+    assert_one_error_line(&o, "gpubench.toml: threshold = 3 is outside [0, 0.5)");
     std::fs::write(dir.path().join("other.toml"), "[verdict]\nthreshold = 0.02\nbogus = 1\n").unwrap();
     let o = run(dir.path(), &["compare", f, f, "--config", "other.toml"]);
     assert_exit(&o, 2);

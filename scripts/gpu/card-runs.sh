@@ -27,6 +27,20 @@ for i in $(seq 1 "$runs"); do
 done
 "$B" chipmap "$OUT/runs/$short-run1.json" --benchmark '^latency/' --out "$OUT/runs/maps-$short" > "$OUT/runs/maps-$short.txt" 2>&1
 for arg in "$@"; do
+    if [ "$arg" = --dissect ]; then
+        for d in 1 2 3; do
+            start=$(date +%s%N)
+            "$B" dissect --out "$OUT/runs/dissect-$short-$d" > "$OUT/runs/dissect-$short-$d.log" 2>&1
+            end=$(date +%s%N)
+            echo "dissect $d on $short: exit $?, $(( (end - start) / 1000000 )) ms" | tee -a "$OUT/runs/wall-times.txt"
+            rm -rf "$OUT/runs/dissect-$short-$d/plots"
+        done
+    fi
+    if [ "$arg" = --history ]; then
+        "$B" --archive "$A" --no-baseline -o "$OUT/runs/$short-hist.json" --history "$OUT/runs/history.db" > "$OUT/runs/$short-hist.log" 2>&1
+        echo "history run: exit $?" | tee -a "$OUT/runs/wall-times.txt"
+        "$B" history --db "$OUT/runs/history.db" >> "$OUT/runs/$short-hist.log" 2>&1
+    fi
     if [ "$arg" = --placement ]; then
         "$B" --archive "$A" --full --no-baseline 'latency/placement' -o "$OUT/runs/$short-placement.json" > "$OUT/runs/$short-placement.log" 2>&1
         "$B" chipmap "$OUT/runs/$short-placement.json" >> "$OUT/runs/$short-placement.log" 2>&1

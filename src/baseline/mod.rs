@@ -18,10 +18,12 @@ use crate::results::{RESULTS_SCHEMA, ResultsDocument, parse_json};
 mod document;
 mod key;
 mod store;
+mod validate;
 
 pub use document::{BASELINE_SCHEMA, Baseline, BaselineMetric, TelemetrySummary};
 pub use key::{BaselineKey, validate_name};
 pub use store::{Listed, SaveMode, Store};
+pub use validate::{check_baseline, check_runs, quarantine, quarantine_path};
 
 /// What a file of runs holds: one results document, or a baseline's runs.
 #[derive(Debug, Clone)]
@@ -35,22 +37,41 @@ pub enum RunsFile {
 impl RunsFile {
     /// Reads a results or baseline file, telling them apart by their `schema`; anything else
     /// is [`Error::Data`].
+    /// Every run must pass [`crate::results::check_document`].
     pub fn read(path: &Path) -> Result<Self> {
+        crate::results::check_regular_file(path)?;
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let file = Self::parse(path, &bytes)?;
+        for run in file.runs() {
+            crate::results::check_document(run).map_err(|why| Error::data(path, why))?;
+        }
+        Ok(file)
+    }
+
+    /// Parses a results or baseline file's bytes (`path` names them in errors).
+    fn parse(path: &Path, bytes: &[u8]) -> Result<Self> {
         #[derive(serde::Deserialize)]
         struct Tag {
             schema: Option<String>,
         }
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let tag: Option<Tag> = serde_json::from_slice(&bytes).ok();
+        let tag: Option<Tag> = serde_json::from_slice(bytes).ok();
         match tag.and_then(|t| t.schema).as_deref() {
-            Some(BASELINE_SCHEMA) => Ok(RunsFile::Baseline(Box::new(Baseline::parse(path, &bytes)?))),
-            Some(RESULTS_SCHEMA) => Ok(RunsFile::Results(Box::new(parse_json(path, &bytes, RESULTS_SCHEMA)?))),
+            Some(BASELINE_SCHEMA) => Ok(RunsFile::Baseline(Box::new(Baseline::parse(path, bytes)?))),
+            Some(RESULTS_SCHEMA) => Ok(RunsFile::Results(Box::new(parse_json(path, bytes, RESULTS_SCHEMA)?))),
             Some(other) => Err(Error::data(
                 path,
                 format!("schema is `{other}`, expected `{RESULTS_SCHEMA}` or `{BASELINE_SCHEMA}`"),
             )),
             // Unparsable, truncated, or without a schema: the results reader says which.
-            None => parse_json::<ResultsDocument>(path, &bytes, RESULTS_SCHEMA).map(|r| RunsFile::Results(Box::new(r))),
+            None => parse_json::<ResultsDocument>(path, bytes, RESULTS_SCHEMA).map(|r| RunsFile::Results(Box::new(r))),
+        }
+    }
+
+    /// The runs, oldest first, borrowed.
+    pub fn runs(&self) -> &[ResultsDocument] {
+        match self {
+            RunsFile::Results(r) => std::slice::from_ref(r),
+            RunsFile::Baseline(b) => &b.runs,
         }
     }
 

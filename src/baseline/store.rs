@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::validate::{check_baseline, check_runs};
 use super::{Baseline, BaselineKey};
 use crate::error::{Error, Result};
-use crate::results::{ResultsDocument, write_json_compact};
+use crate::results::{ResultsDocument, check_regular_file, write_atomic_checked};
 
 /// How a save treats an existing baseline file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,11 @@ impl Store {
     /// exists but is not a baseline for that key.
     pub fn load(&self, key: &BaselineKey) -> Result<Option<(PathBuf, Baseline)>> {
         let path = self.path(key);
+        match check_regular_file(&path) {
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+            Ok(()) => {}
+        }
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -71,7 +77,9 @@ impl Store {
 
     /// Saves `runs` (oldest first) as the baseline for `key`, atomically. An existing file
     /// that is not a readable baseline for `key` is left untouched and reported as
-    /// [`Error::Data`]. Returns the file and what was written.
+    /// [`Error::Data`]. Runs with missing or non-finite statistics are refused before anything
+    /// is written, and the new file is read back and checked before it replaces the old one.
+    /// Returns the file and what was written.
     pub fn save(
         &self,
         key: &BaselineKey,
@@ -79,10 +87,16 @@ impl Store {
         mode: SaveMode,
         now_unix_s: u64,
     ) -> Result<(PathBuf, Baseline)> {
+        let path = self.path(key);
+        check_runs(&runs)
+            .map_err(|why| Error::data(&path, format!("refused to save: {why}; the baseline was left as it is")))?;
         let existing = self.load(key).map_err(|e| match e {
             Error::Data { path, reason } => Error::Data {
+                reason: format!(
+                    "{reason}; the file was left as it is (`cargo gpubench baseline quarantine {}` moves it aside)",
+                    path.display()
+                ),
                 path,
-                reason: format!("{reason}; the file was left as it is (move it away to save a new baseline)"),
             },
             other => other,
         })?;
@@ -105,8 +119,19 @@ impl Store {
             _ => runs,
         };
         let baseline = Baseline::from_runs(key, all_runs, now_unix_s)?;
-        let path = self.path(key);
-        write_json_compact(&path, &baseline)?;
+        let refused =
+            |why: String| Error::data(&path, format!("refused to save: {why}; the baseline was left as it is"));
+        check_baseline(&baseline).map_err(refused)?;
+        let mut bytes = serde_json::to_vec(&baseline).map_err(|e| refused(e.to_string()))?;
+        bytes.push(b'\n');
+        write_atomic_checked(&path, &bytes, |back| {
+            let read = Baseline::parse(&path, back).map_err(|e| refused(format!("it would not read back: {e}")))?;
+            check_baseline(&read).map_err(|why| refused(format!("it would not read back: {why}")))?;
+            if read.key() != *key || read.runs.len() != baseline.runs.len() {
+                return Err(refused("it read back as another baseline".into()));
+            }
+            Ok(())
+        })?;
         Ok((path, baseline))
     }
 

@@ -35,6 +35,7 @@ pub fn nvrtc_version() -> Result<String> {
     if !unsafe { sys::is_culib_present() } {
         return Err(Error::NoNvrtc);
     }
+    super::symbols::check_nvrtc()?;
     let (mut major, mut minor) = (0, 0);
     // SAFETY: two valid out-pointers.
     unsafe { sys::nvrtcVersion(&mut major, &mut minor) }

@@ -14,6 +14,7 @@ pub fn driver_api_version() -> Result<(u32, u32)> {
     if !unsafe { sys::is_culib_present() } {
         return Err(Error::NoDriverLibrary);
     }
+    super::symbols::check_driver()?;
     let mut v = 0i32;
     // SAFETY: a valid out-pointer; cuDriverGetVersion needs no cuInit.
     unsafe { sys::cuDriverGetVersion(&mut v) }

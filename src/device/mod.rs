@@ -5,6 +5,7 @@
 
 mod compile;
 mod identity;
+mod symbols;
 mod timer;
 
 use std::collections::HashMap;
@@ -14,6 +15,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStrea
 
 pub use compile::{Compiled, CompiledKernels, compile, nvrtc_version};
 pub use identity::driver_api_version;
+pub use symbols::{DRIVER_SYMBOLS, NVRTC_SYMBOLS, catch_missing_symbols};
 pub use timer::EventTimer;
 
 use crate::error::{CudaResultExt, Error, Result};
@@ -33,6 +35,7 @@ pub fn preflight() -> Result<()> {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err(Error::NoDriverLibrary);
     }
+    symbols::check_driver()?;
     let (major, minor) = driver_api_version()?;
     if (major, minor) < MIN_DRIVER_API {
         return Err(Error::DriverTooOld {
@@ -45,7 +48,7 @@ pub fn preflight() -> Result<()> {
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(Error::NoNvrtc);
     }
-    Ok(())
+    symbols::check_nvrtc()
 }
 
 /// Number of visible CUDA devices; an error when there is none.

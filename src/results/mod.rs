@@ -1,9 +1,13 @@
 //! The results document and its file format.
 
+mod check;
 mod io;
 mod schema;
 
-pub use io::{parse_json, read_json, write_atomic, write_json, write_json_compact};
+pub use check::check_document;
+pub use io::{
+    check_regular_file, parse_json, read_json, write_atomic, write_atomic_checked, write_json, write_json_compact,
+};
 pub use schema::*;
 
 use std::path::Path;
@@ -14,6 +18,14 @@ impl ResultsDocument {
     /// Reads a results document, refusing corrupt or foreign files.
     pub fn read(path: &Path) -> Result<Self> {
         read_json(path, RESULTS_SCHEMA)
+    }
+
+    /// Reads a results document given as input to judge or report: its samples and
+    /// summaries must also agree ([`check_document`]).
+    pub fn read_checked(path: &Path) -> Result<Self> {
+        let doc: Self = read_json(path, RESULTS_SCHEMA)?;
+        check_document(&doc).map_err(|why| crate::error::Error::data(path, why))?;
+        Ok(doc)
     }
 
     /// Writes the document atomically.

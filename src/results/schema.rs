@@ -473,6 +473,33 @@ pub struct SampleTelemetry {
     /// Whether the sample counts as throttled (slowdown reasons, violation time, or an
     /// effective clock well below the maximum).
     pub throttled: bool,
+    /// Processes other than this run's that NVML listed on the GPU during the sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_processes: Vec<ForeignProcess>,
+    /// Why the GPU's process list could not be read for this sample, if it could not: no
+    /// foreign process recorded then means "unknown", not "none".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes_unknown: Option<String>,
+}
+
+/// A process other than this run's that used the GPU (from NVML's compute and graphics
+/// process lists and its per-process utilisation).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ForeignProcess {
+    /// Its pid as NVML reports it.
+    pub pid: u32,
+    /// Its name from `/proc/<pid>/comm`, when this process can see it.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// GPU memory it held, MiB, when NVML says.
+    #[serde(default)]
+    pub used_mib: Option<f64>,
+    /// Highest SM utilisation NVML attributed to it, %, when NVML says.
+    #[serde(default)]
+    pub sm_util_pct: Option<u32>,
+    /// A caveat, e.g. that the pid belongs to another pid namespace and might be this run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// How much of a run throttled, and why.
@@ -491,6 +518,16 @@ pub struct RunTelemetry {
     pub median_sm_mhz: Option<f64>,
     /// Median board power over all samples, W.
     pub median_power_w: Option<f64>,
+    /// Every foreign process seen during the run (largest memory and utilisation seen).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_processes: Vec<ForeignProcess>,
+    /// Samples during which a foreign process used the GPU.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shared_samples: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A discrete fact inferred from measurements, e.g. `l1.line_bytes = 128`.

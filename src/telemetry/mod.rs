@@ -6,6 +6,7 @@
 //! NVML is the cross-check and the source of power, temperature, memory clock and reasons.
 
 pub mod normalize;
+pub mod processes;
 pub mod reasons;
 mod sampler;
 mod status;

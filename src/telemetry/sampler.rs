@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use nvml_wrapper::Device;
 use nvml_wrapper::enum_wrappers::device::{Clock, ClockId, PerformancePolicy, TemperatureSensor};
 
+use super::processes::{self, ProcessReading};
 use super::window::{Reading, summarize};
 use crate::results::SampleTelemetry;
 
@@ -19,6 +20,7 @@ pub const DEFAULT_PERIOD: Duration = Duration::from_millis(10);
 /// error.
 pub struct Sampler {
     readings: Arc<Mutex<Vec<Reading>>>,
+    processes: Arc<Mutex<Vec<ProcessReading>>>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
     unavailable: Option<String>,
@@ -29,24 +31,31 @@ impl Sampler {
     /// the device is found by UUID).
     pub fn start(uuid: &str, period: Duration) -> Sampler {
         let readings = Arc::new(Mutex::new(Vec::new()));
+        let processes = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready_rx) = mpsc::channel::<Option<String>>();
-        let (r, s, uuid) = (readings.clone(), stop.clone(), uuid.to_string());
+        let (r, p, s, uuid) = (readings.clone(), processes.clone(), stop.clone(), uuid.to_string());
         let handle = std::thread::Builder::new()
             .name("gpubench-nvml".into())
-            .spawn(move || poll(&uuid, period, &r, &s, ready_tx))
+            .spawn(move || poll(&uuid, period, &r, &p, &s, ready_tx))
             .ok();
         let unavailable = match ready_rx.recv_timeout(Duration::from_secs(5)) {
             Ok(None) => None,
             Ok(Some(why)) => Some(why),
             Err(_) => Some("NVML did not answer within 5 s".into()),
         };
-        Sampler { readings, stop, handle, unavailable }
+        Sampler { readings, processes, stop, handle, unavailable }
     }
 
     /// A sampler that records nothing (NVML not wanted).
     pub fn disabled(why: &str) -> Sampler {
-        Sampler { readings: Arc::default(), stop: Arc::default(), handle: None, unavailable: Some(why.to_string()) }
+        Sampler {
+            readings: Arc::default(),
+            processes: Arc::default(),
+            stop: Arc::default(),
+            handle: None,
+            unavailable: Some(why.to_string()),
+        }
     }
 
     /// Why there is no telemetry, if there is none.
@@ -60,7 +69,12 @@ impl Sampler {
             return None;
         }
         let readings = self.readings.lock().unwrap_or_else(|p| p.into_inner());
-        Some(summarize(&readings, start, end))
+        let mut t = summarize(&readings, start, end);
+        let procs = self.processes.lock().unwrap_or_else(|p| p.into_inner());
+        let (foreign, unknown) = processes::window(&procs, start, end, &processes::own_pids(), &processes::proc_name);
+        t.foreign_processes = foreign;
+        t.processes_unknown = unknown;
+        Some(t)
     }
 
     /// Drops readings older than `keep_after` (keeping one before it for counter deltas).
@@ -68,6 +82,9 @@ impl Sampler {
         let mut readings = self.readings.lock().unwrap_or_else(|p| p.into_inner());
         let first_kept = readings.iter().position(|r| r.at >= keep_after).unwrap_or(readings.len());
         readings.drain(..first_kept.saturating_sub(1));
+        let mut procs = self.processes.lock().unwrap_or_else(|p| p.into_inner());
+        let first_kept = procs.iter().position(|r| r.at >= keep_after).unwrap_or(procs.len());
+        procs.drain(..first_kept.saturating_sub(1));
     }
 
     /// A copy of every reading so far.
@@ -89,6 +106,7 @@ fn poll(
     uuid: &str,
     period: Duration,
     out: &Mutex<Vec<Reading>>,
+    procs: &Mutex<Vec<ProcessReading>>,
     stop: &AtomicBool,
     ready: mpsc::Sender<Option<String>>,
 ) {
@@ -108,12 +126,17 @@ fn poll(
     };
     let _ = ready.send(None);
     let mut last_full = read(&device);
+    let (first, mut util_since) = processes::read(&device, 0);
+    procs.lock().unwrap_or_else(|p| p.into_inner()).push(first);
     let mut tick = 0u64;
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
         tick += 1;
         let r = if tick % SLOW_FIELDS_EVERY == 0 {
             last_full = read(&device);
+            let (p, newest) = processes::read(&device, util_since);
+            util_since = newest;
+            procs.lock().unwrap_or_else(|p| p.into_inner()).push(p);
             last_full
         } else {
             read_fast(&device, &last_full)
@@ -124,7 +147,8 @@ fn poll(
 }
 
 /// Every this many polls, the slowly changing fields (memory clock, temperature, performance
-/// state, energy and violation counters) are read too; the others carry the last values.
+/// state, energy and violation counters) and the GPU's process lists are read too; the others
+/// carry the last values.
 /// Each NVML query costs about a millisecond, so reading everything every time would stretch
 /// a 10 ms period to about 30 ms.
 const SLOW_FIELDS_EVERY: u64 = 5;

@@ -13,6 +13,10 @@ pub fn run_summary(benchmarks: &[BenchmarkResult]) -> RunTelemetry {
             out.nvml |= t.readings > 0 || t.sm_mhz.is_some();
             out.samples += 1;
             power.extend(t.power_w);
+            if !t.foreign_processes.is_empty() {
+                out.shared_samples += 1;
+                super::processes::merge(&mut out.foreign_processes, t.foreign_processes.iter().cloned());
+            }
             if t.throttled {
                 out.throttled_samples += 1;
                 for r in &t.slowdown {
@@ -46,6 +50,14 @@ pub fn describe(t: &RunTelemetry) -> String {
     if let Some(w) = t.median_power_w {
         s.push_str(&format!(", median power {w:.0} W"));
     }
+    if !t.foreign_processes.is_empty() {
+        s.push_str(&format!(
+            "; {} used this GPU during {} of {} samples (their metrics are INCONCLUSIVE)",
+            super::processes::describe_all(&t.foreign_processes),
+            t.shared_samples,
+            t.samples
+        ));
+    }
     s
 }
 
@@ -73,6 +85,28 @@ mod tests {
             clocks: vec![KernelClock { cycles: 1980.0, ns: 1000.0 }],
             ..fixture.benchmarks[0].clone()
         }
+    }
+
+    #[test]
+    fn the_summary_names_foreign_processes() {
+        let mut b = bench(&[None, None, None]);
+        b.telemetry[1].foreign_processes = vec![crate::results::ForeignProcess {
+            pid: 4242,
+            name: Some("python3".into()),
+            used_mib: Some(874.0),
+            sm_util_pct: Some(69),
+            note: None,
+        }];
+        let t = run_summary(&[b]);
+        assert_eq!(t.shared_samples, 1);
+        let line = describe(&t);
+        assert!(
+            line.ends_with(
+                "; another process (pid 4242, python3, 874 MiB, SM 69 %) used this GPU during 1 of 3 samples \
+                 (their metrics are INCONCLUSIVE)"
+            ),
+            "{line}"
+        );
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub fn summarize(readings: &[Reading], start: Instant, end: Instant) -> SampleTe
         thermal_violation_ns: delta(&|r| r.thermal_violation_ns),
         readings: inside.len() as u32,
         throttled: false,
+        foreign_processes: Vec::new(),
+        processes_unknown: None,
     }
 }
 

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use regex::Regex;
 
+use super::contamination;
 use super::gate::{self, Prepared};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
@@ -58,11 +59,20 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         candidate.runs.iter().flat_map(|r| r.benchmarks.iter().map(|b| b.family.as_str())).collect();
     let filter = new_run.settings.filter.as_deref().and_then(|f| Regex::new(f).ok());
 
+    // Another process on the GPU during a benchmark: its metrics are INCONCLUSIVE, never judged.
+    let (old_shared, new_shared) =
+        (contamination::by_benchmark(baseline.runs), contamination::by_benchmark(candidate.runs));
     let mut assessed = Vec::new();
     let mut not_run = Vec::new();
     for old in &old_series {
         match new_index.get(&(old.benchmark.as_str(), old.metric.as_str())) {
-            Some(new) => assessed.push(assess(old, new, rule)),
+            Some(new) => assessed.push(match (new_shared.get(&old.benchmark), old_shared.get(&old.benchmark)) {
+                (Some(why), _) => Assessed { row: row(old, Verdict::Inconclusive, why.clone()), stats: None },
+                (None, Some(why)) => {
+                    Assessed { row: row(old, Verdict::Inconclusive, format!("baseline: {why}")), stats: None }
+                }
+                (None, None) => assess(old, new, rule),
+            }),
             None => {
                 let ran = new_benchmarks.contains(old.benchmark.as_str());
                 let filtered = filter.as_ref().is_some_and(|f| !f.is_match(&old.benchmark));

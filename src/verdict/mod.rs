@@ -20,6 +20,7 @@
 //! "Bad" follows the metric's declared direction: latency up is bad, bandwidth down is bad.
 
 mod compare;
+mod contamination;
 mod facts;
 mod gate;
 mod rule;

@@ -122,7 +122,7 @@ impl Rule {
                 Err(format!("{name} = {v} is outside [{lo}, {hi})"))
             }
         };
-        unit("threshold", self.threshold, 0.0, 1.0)?;
+        unit("threshold", self.threshold, 0.0, MAX_THRESHOLD)?;
         unit("noise_factor", self.noise_factor, 0.0, 100.0)?;
         unit("clock_tolerance", self.clock_tolerance, 0.0, 1.0)?;
         unit("min_fact_confidence", self.min_fact_confidence, 0.0, 1.000_001)?;
@@ -132,15 +132,15 @@ impl Rule {
         if !(self.confidence >= 0.5 && self.confidence < 1.0) {
             return Err(format!("confidence = {} must be in [0.5, 1)", self.confidence));
         }
-        if self.resamples < 100 {
-            return Err(format!("resamples = {} is below 100", self.resamples));
+        if !(100..=MAX_RESAMPLES).contains(&self.resamples) {
+            return Err(format!("resamples = {} is outside [100, {MAX_RESAMPLES}]", self.resamples));
         }
-        if self.min_samples < 2 {
-            return Err(format!("min_samples = {} is below 2", self.min_samples));
+        if !(2..=MAX_MIN_SAMPLES).contains(&self.min_samples) {
+            return Err(format!("min_samples = {} is outside [2, {MAX_MIN_SAMPLES}]", self.min_samples));
         }
         for o in &self.overrides {
             if let Some(t) = o.threshold {
-                unit(&format!("threshold of `{}`", o.pattern), t, 0.0, 1.0)?;
+                unit(&format!("threshold of `{}`", o.pattern), t, 0.0, MAX_THRESHOLD)?;
             }
             if let Some(f) = o.noise_factor {
                 unit(&format!("noise_factor of `{}`", o.pattern), f, 0.0, 100.0)?;
@@ -149,6 +149,13 @@ impl Rule {
         Ok(())
     }
 }
+
+/// Largest accepted threshold: a change of 50 % or more is never "within noise".
+pub const MAX_THRESHOLD: f64 = 0.5;
+/// Most bootstrap resamples per metric (more only costs time and memory).
+pub const MAX_RESAMPLES: usize = 1_000_000;
+/// Largest accepted `min_samples`: above it every metric would be INCONCLUSIVE.
+pub const MAX_MIN_SAMPLES: usize = 1000;
 
 fn first_line(s: &str) -> &str {
     s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(s)

@@ -7,14 +7,23 @@ use gpubench::error::{Error, Result, exit};
 use gpubench::report::{baseline_list_table, baseline_report};
 
 use super::verdicts;
-use crate::cli::{BaselineCommand, BaselineListArgs, BaselineSaveArgs, BaselineShowArgs};
+use crate::cli::{BaselineCommand, BaselineListArgs, BaselineQuarantineArgs, BaselineSaveArgs, BaselineShowArgs};
 
 pub fn baseline(cmd: BaselineCommand) -> Result<i32> {
     match cmd {
         BaselineCommand::List(a) => list(a),
         BaselineCommand::Show(a) => show(a),
         BaselineCommand::Save(a) => save(a),
+        BaselineCommand::Quarantine(a) => quarantine(a),
     }
+}
+
+fn quarantine(args: BaselineQuarantineArgs) -> Result<i32> {
+    let readable = Baseline::read(&args.file).is_ok();
+    let moved = gpubench::baseline::quarantine(&args.file, now())?;
+    let note = if readable { " (it was a readable baseline)" } else { "" };
+    eprintln!("moved {} to {}{note}", verdicts::shown(&args.file), verdicts::shown(&moved));
+    Ok(exit::OK)
 }
 
 fn list(args: BaselineListArgs) -> Result<i32> {
@@ -35,11 +44,11 @@ fn list(args: BaselineListArgs) -> Result<i32> {
                 Err(e) => serde_json::json!({ "path": l.path, "error": e.to_string() }),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+        crate::output::emit(serde_json::to_string_pretty(&rows).expect("rows serialise"));
     } else if listed.is_empty() {
-        println!("no baselines in {}", verdicts::shown(store.dir()));
+        crate::output::emit(format!("no baselines in {}", verdicts::shown(store.dir())));
     } else {
-        println!("{}", baseline_list_table(&listed));
+        crate::output::emit(baseline_list_table(&listed));
     }
     for l in listed.iter().filter(|l| l.baseline.is_err()) {
         if let Err(e) = &l.baseline {
@@ -55,9 +64,9 @@ fn show(args: BaselineShowArgs) -> Result<i32> {
     let store = verdicts::store(&args.place, &config, &cwd);
     let (path, baseline) = find(&store, &args.target)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&baseline).expect("baselines serialise"));
+        crate::output::emit(serde_json::to_string_pretty(&baseline).expect("baselines serialise"));
     } else {
-        print!("{}", baseline_report(&baseline, &verdicts::shown(&path), &config.rule, args.all));
+        crate::output::emit_raw(baseline_report(&baseline, &verdicts::shown(&path), &config.rule, args.all));
     }
     Ok(exit::OK)
 }
@@ -67,6 +76,10 @@ fn find(store: &Store, target: &str) -> Result<(std::path::PathBuf, Baseline)> {
     let as_path = std::path::Path::new(target);
     if as_path.is_file() {
         return Ok((as_path.to_path_buf(), Baseline::read(as_path)?));
+    }
+    if verdicts::is_file_argument(target) || as_path.exists() {
+        // A file that is missing or not a regular file: a data error (exit code 5).
+        gpubench::results::check_regular_file(as_path)?;
     }
     let listed = store.list()?;
     let mut matches = Vec::new();

@@ -16,7 +16,7 @@ pub fn compare(args: CompareArgs) -> Result<i32> {
     let (old_label, new_label) = (args.old.display().to_string(), args.new.display().to_string());
     let c = judge(Side { label: &old_label, runs: &old }, Side { label: &new_label, runs: &new }, &config.rule)?;
     if args.json {
-        print!("{}", comparison_json(&c));
+        crate::output::emit_raw(comparison_json(&c));
     }
     verdicts::emit(&c, &args.outputs, args.json)?;
     Ok(c.exit_code())

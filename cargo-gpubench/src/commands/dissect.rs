@@ -49,9 +49,9 @@ pub fn dissect(args: DissectArgs) -> Result<i32> {
     let files = dissect::write_folder(&out, &sweeps, &d, measured)?;
     if args.json {
         let text = std::fs::read_to_string(out.join(DISSECT_FILE)).map_err(|e| Error::io(out.join(DISSECT_FILE), e))?;
-        print!("{text}");
+        crate::output::emit_raw(&text);
     } else {
-        println!("{}", output::report_text(&sweeps, &d));
+        crate::output::emit(output::report_text(&sweeps, &d));
     }
     eprintln!("{} files written under {}", files.len(), out.display());
     match failure {

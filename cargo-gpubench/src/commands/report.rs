@@ -7,7 +7,7 @@ use gpubench::results::ResultsDocument;
 use crate::cli::ReportArgs;
 
 pub fn report(args: ReportArgs) -> Result<i32> {
-    let doc = ResultsDocument::read(&args.results)?;
+    let doc = ResultsDocument::read_checked(&args.results)?;
     if args.json {
         crate::output::emit(format!("{}", serde_json::to_string_pretty(&doc).expect("results serialise")));
     } else {

@@ -35,6 +35,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let gpu = Gpu::open(args.device)?;
     let (identity, stack) = (gpu.identity().clone(), gpu.stack().clone());
     drop(gpu);
+    if args.exclusive {
+        exclusive_check(&identity.uuid)?;
+    }
 
     // The workspace (or, with --archive, the current folder) holds gpubench.toml and baselines/;
     // a bad configuration or baseline fails here, before the GPU is taken and minutes spent.
@@ -138,6 +141,16 @@ fn install_interrupt_handler() {
         }
         interrupt::request();
     });
+}
+
+/// `--exclusive`: another process on the GPU (or no way to tell) fails the run before it starts.
+fn exclusive_check(uuid: &str) -> Result<()> {
+    let processes = match gpubench::telemetry::processes::foreign_now(uuid) {
+        Ok(found) if found.is_empty() => return Ok(()),
+        Ok(found) => format!("{} holds it", gpubench::telemetry::processes::describe_all(&found)),
+        Err(why) => format!("{why}, so no other process can be ruled out"),
+    };
+    Err(Error::GpuShared { uuid: uuid.to_string(), processes })
 }
 
 fn regex_check(filter: &str) -> Result<()> {

@@ -43,9 +43,9 @@ pub fn emit(c: &Comparison, outputs: &VerdictOutputs, to_stderr: bool) -> Result
     let color = terminal && std::env::var_os("NO_COLOR").is_none();
     let text = verdict_report(c, TableOptions { color, all: outputs.all });
     if to_stderr {
-        eprint!("{text}");
+        crate::output::emit_err(&text);
     } else {
-        print!("{text}");
+        crate::output::emit_raw(&text);
     }
     let files: [(&Option<PathBuf>, Render); 3] =
         [(&outputs.markdown, markdown), (&outputs.junit, junit), (&outputs.verdicts_json, comparison_json)];
