@@ -23,6 +23,8 @@ pub mod exit {
     pub const DATA: i32 = 5;
     /// Another gpubench run holds this GPU and `--no-wait` was given.
     pub const BUSY: i32 = 6;
+    /// `fleet` found an outlier card or a failed node; `health` found a GPU outside its class.
+    pub const OUTLIER: i32 = 7;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
 }

@@ -276,3 +276,21 @@ fn folders_skip_foreign_json_and_read_node_status() {
     assert_eq!(e.exit_code(), gpubench::error::exit::DATA);
     assert!(e.to_string().contains("bad.json"));
 }
+
+#[test]
+fn health_runs_are_judged_against_the_class_envelope() {
+    use gpubench::fleet::{analysis::judge_one, health};
+    let re = regex::Regex::new(health::FILTER).unwrap();
+    let env = &recorded().runs;
+    let mut cand = env.iter().find(|r| r.doc.gpu.uuid == CARD2).unwrap().clone();
+    cand.doc.benchmarks.retain(|b| re.is_match(&b.id));
+    assert_eq!(cand.doc.benchmarks.len(), 5);
+    let (card, n) = judge_one(env, &cand, &rule());
+    assert_eq!(n, 3);
+    let line = health::verdict_line(0, &card, n);
+    assert!(line.starts_with(&format!("PASS GPU 0 {CARD2}: ")), "{line}");
+    scale_metrics(&mut cand.doc, "dram/triad", "bandwidth", 0.8);
+    let (card, n) = judge_one(env, &cand, &rule());
+    let line = health::verdict_line(3, &card, n);
+    assert!(line.starts_with(&format!("FAIL GPU 3 {CARD2}: dram/triad:bandwidth -19.7%")), "{line}");
+}

@@ -53,7 +53,7 @@ impl FleetRule {
 /// What groups cards: GPU class and software stack (and profile, since runs of different
 /// profiles measure different sweeps). Cards of another stack are grouped apart, not judged
 /// against this one.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct GroupKey {
     /// Class slug, e.g. "nvidia-h200-cc90-132sm-140gib".
     pub class: String,
@@ -318,4 +318,24 @@ fn judge_card(
         z,
         values: card.values.clone(),
     }
+}
+
+/// Judges one new run (`candidate`, e.g. a health check's) against the envelope of the cards in
+/// `envelope` (runs of other stacks and profiles included: health is about the hardware). Only
+/// the metrics the candidate measured count. Returns the card's report and how many cards the
+/// envelope held.
+pub fn judge_one(envelope: &[LoadedRun], candidate: &LoadedRun, rule: &FleetRule) -> (CardReport, usize) {
+    let class = candidate.doc.gpu.class_key();
+    let mut by_card: BTreeMap<String, Vec<&LoadedRun>> = BTreeMap::new();
+    for r in envelope.iter().filter(|r| r.doc.gpu.class_key() == class) {
+        by_card.entry(r.doc.gpu.uuid.clone()).or_default().push(r);
+    }
+    let mut order = Vec::new();
+    let cand = condense(&candidate.doc.gpu.uuid, vec![candidate], &mut order);
+    let mut ignored = Vec::new();
+    let cards: Vec<Card> = by_card.into_iter().map(|(u, runs)| condense(&u, runs, &mut ignored)).collect();
+    let n = cards.len();
+    let rows = judge_group(GroupKey { class: class.slug(), ..Default::default() }, &cards, &order, rule).envelope;
+    let class_maps = sm::class_maps(&cards);
+    (judge_card(&cand, &rows, &class_maps, n > 0, rule), n)
 }

@@ -12,6 +12,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub mod health;
 pub mod input;
 pub mod plot;
 pub mod report;

@@ -206,10 +206,10 @@ pub fn json(report: &FleetReport) -> String {
     serde_json::to_string_pretty(report).expect("fleet reports serialise")
 }
 
-/// A drain reason Slurm accepts in one quoted word: no quotes, at most 120 characters.
+/// A drain reason Slurm accepts in one quoted word: no quotes, at most 200 characters.
 pub fn drain_reason(text: &str) -> String {
     let clean: String = text.chars().map(|c| if c == '"' || c == '\'' || c.is_control() { ' ' } else { c }).collect();
-    clean.chars().take(120).collect()
+    clean.chars().take(200).collect()
 }
 
 /// The `scontrol` line that drains `host` with `reason`.
@@ -230,4 +230,50 @@ pub fn drain_commands(report: &FleetReport) -> Vec<String> {
         lines.push(drain_command(&n.host, &format!("gpubench: run failed (exit {}): {}", n.exit_code, n.reason)));
     }
     lines
+}
+
+/// The combined table of a multi-GPU run: one row per GPU with how its process ended.
+pub fn devices_table(outcomes: &[crate::runner::fanout::DeviceOutcome]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    t.set_header(vec!["GPU", "UUID", "exit", "benchmarks", "wall s", "results / error"]);
+    for o in outcomes {
+        let right = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
+        let what = match &o.reason {
+            Some(r) => r.clone(),
+            None => o.run.results.display().to_string(),
+        };
+        t.add_row(vec![
+            right(o.run.ordinal.to_string()),
+            Cell::new(&o.run.uuid),
+            right(o.code.to_string()),
+            right(o.doc.as_ref().map(|d| d.benchmarks.len().to_string()).unwrap_or_else(|| "-".into())),
+            right(format!("{:.1}", o.seconds)),
+            Cell::new(what),
+        ]);
+    }
+    t
+}
+
+/// Every metric's median side by side, one column per GPU (in the order given).
+pub fn side_by_side(docs: &[&crate::results::ResultsDocument]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic);
+    let mut header = vec!["metric".to_string(), "unit".to_string()];
+    header.extend(
+        docs.iter().map(|d| format!("GPU {} ({})", d.gpu.ordinal, d.gpu.uuid.chars().take(12).collect::<String>())),
+    );
+    t.set_header(header);
+    let Some(first) = docs.first() else { return t };
+    for b in &first.benchmarks {
+        for m in &b.metrics {
+            let mut row = vec![Cell::new(format!("{}:{}", b.id, m.name)), Cell::new(&m.unit)];
+            for d in docs {
+                let v = d.benchmark(&b.id).and_then(|x| x.metric(&m.name)).map(|x| format_value(x.summary.median));
+                row.push(Cell::new(v.unwrap_or_else(|| "-".into())).set_alignment(CellAlignment::Right));
+            }
+            t.add_row(row);
+        }
+    }
+    t
 }

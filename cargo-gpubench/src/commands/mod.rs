@@ -3,7 +3,10 @@
 mod archive;
 mod baseline;
 mod compare;
+mod devices;
 mod dissect;
+mod fleet;
+mod health;
 mod info;
 mod judge_run;
 mod kernels;
@@ -30,5 +33,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Dissect(d)) => dissect::dissect(d),
         Some(Command::Compare(c)) => compare::compare(c),
         Some(Command::Baseline(b)) => baseline::baseline(b),
+        Some(Command::Fleet(f)) => fleet::fleet(f),
+        Some(Command::Health(h)) => health::health(h),
     }
 }
