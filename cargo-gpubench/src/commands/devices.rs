@@ -59,6 +59,9 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
         })
         .collect();
     eprintln!("measuring {} GPUs at once ({}), results in {}", runs.len(), uuids.join(", "), dir.display());
+    // Ctrl-C reaches the GPUs' processes too: they stop after writing what finished, and this
+    // process waits for them and reports (exit code 130).
+    super::run::install_interrupt_handler();
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let parent_args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let outcomes = run_devices(&exe, &parent_args, &runs, child_archive.as_deref())?;

@@ -126,7 +126,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
 
 /// Ctrl-C or a termination signal stops the run after writing what finished (exit code 130);
 /// a second Ctrl-C exits at once.
-fn install_interrupt_handler() {
+pub(super) fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
         if interrupt::requested() {
             std::process::exit(exit::INTERRUPTED);
