@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::input::{Loaded, LoadedRun, NodeStatus};
 use super::robust::{floored_mad, mad, median, z_score};
 use super::sm::{self, ClassMap, SmFlag};
-use crate::results::{Better, GpuClass};
+use crate::results::Better;
 use crate::verdict::Rule;
 
 /// How cards are judged (defaults documented per field and in the README, "Fleets").
@@ -193,11 +193,6 @@ fn group_key(run: &LoadedRun) -> GroupKey {
         nvrtc: d.stack.nvrtc_version.clone(),
         profile: d.settings.profile.clone(),
     }
-}
-
-/// The class of a group (from its first run).
-pub fn group_class(runs: &[&LoadedRun]) -> Option<GpuClass> {
-    runs.first().map(|r| r.doc.gpu.class_key())
 }
 
 /// Splits runs into groups (by [`GroupKey`]) and each group into cards (by UUID).

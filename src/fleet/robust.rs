@@ -8,7 +8,7 @@ pub fn median(values: &[f64]) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) }
+    if !n.is_multiple_of(2) { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) }
 }
 
 /// Median absolute deviation from the median (unscaled).

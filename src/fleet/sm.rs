@@ -45,8 +45,11 @@ pub struct ClassMap {
     cards: usize,
 }
 
+/// Direction, unit, and every run's value per SM.
+type RawMap = (Better, String, BTreeMap<u32, Vec<f64>>);
+
 pub(crate) fn card_maps(card: &Card) -> BTreeMap<String, CardMap> {
-    let mut raw: BTreeMap<String, (Better, String, BTreeMap<u32, Vec<f64>>)> = BTreeMap::new();
+    let mut raw: BTreeMap<String, RawMap> = BTreeMap::new();
     for r in &card.runs {
         for b in &r.doc.benchmarks {
             for m in &b.sm_maps {
