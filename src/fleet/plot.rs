@@ -52,7 +52,7 @@ pub fn envelope_svg(path: &Path, g: &GroupReport) -> Result<()> {
     chart.draw_series(bars).map_err(|e| draw_err(path, e))?;
     chart.draw_series(LineSeries::new(vec![(-1.0, 0.0), (n, 0.0)], BLACK)).map_err(|e| draw_err(path, e))?;
     for (ci, c) in g.cards.iter().enumerate() {
-        let color = if c.outlier { RED.to_rgba() } else { Palette99::pick(ci).to_rgba() };
+        let color = if c.outlier { RED.to_rgba() } else { Palette99::pick(ci + 1).to_rgba() };
         let pts: Vec<(f64, f64)> = g
             .envelope
             .iter()
