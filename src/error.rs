@@ -27,6 +27,8 @@ pub mod exit {
     pub const GPU_SHARED: i32 = 7;
     /// `history --fail-recent N`: a change point falls in the newest N runs of a series.
     pub const CHANGE_POINT: i32 = 8;
+    /// `fleet` found an outlier card or a failed node; `health` found a GPU outside its class.
+    pub const OUTLIER: i32 = 9;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
 
@@ -49,6 +51,7 @@ pub mod exit {
         (BUSY, "the GPU is in use by another gpubench run (`--no-wait`)"),
         (GPU_SHARED, "another process uses the GPU (`--exclusive`)"),
         (CHANGE_POINT, "`history --fail-recent N`: a change point falls in the newest N runs of a metric"),
+        (OUTLIER, "`fleet`: an outlier card or a failed node; `health`: a GPU outside its class envelope"),
         (INTERRUPTED, "interrupted"),
     ];
 

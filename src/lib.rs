@@ -22,6 +22,7 @@ pub mod dissect;
 pub mod error;
 pub mod experiments;
 pub mod families;
+pub mod fleet;
 pub mod harness;
 pub mod history;
 pub mod kernels;

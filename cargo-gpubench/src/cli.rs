@@ -48,6 +48,10 @@ pub enum Command {
     Baseline(BaselineCommand),
     /// Trends of every metric per card, change points, and the stack or clock change behind each (no GPU).
     History(HistoryArgs),
+    /// Read many results files (cards, nodes): class envelopes, outlier cards and outlier SMs (no GPU).
+    Fleet(FleetArgs),
+    /// A short health profile on this node's GPUs, judged against the class envelope (for Slurm's HealthCheckProgram).
+    Health(HealthArgs),
 }
 
 /// Options of a benchmark run (the default command).
@@ -70,9 +74,10 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 
-    /// CUDA ordinal of the GPU to measure.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub device: usize,
+    /// GPU(s) to measure: a CUDA ordinal, `all`, or a list such as `0,2,5`. Several GPUs run at
+    /// once, one process each; `--output` is then a folder holding one `<UUID>.json` per GPU.
+    #[arg(long, default_value = "0", value_name = "N|all|N,N")]
+    pub device: gpubench::runner::devices::DeviceSelection,
 
     /// Run only these bench targets (repeatable).
     #[arg(long = "bench", value_name = "NAME")]
@@ -480,4 +485,84 @@ pub struct HistoryImportArgs {
     /// The history database (created when missing).
     #[arg(long, value_name = "PATH", default_value = DEFAULT_HISTORY_DB)]
     pub db: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// Results or baseline files, folders of them (searched recursively), or .tar.gz archives.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Print the report as JSON instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// List every metric's envelope, not only the metrics a card is flagged on.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Write the report as Markdown.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write the report as JUnit XML (one test case per card; an outlier fails).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+
+    /// Write an SVG of each group's envelope (each card a point) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+
+    /// Save a class baseline built from the largest group's cards to this file.
+    #[arg(long, value_name = "PATH")]
+    pub save_baseline: Option<PathBuf>,
+
+    /// Print a `scontrol update ... state=drain` line for each node with an outlier card or a
+    /// failed run (printed, never run).
+    #[arg(long)]
+    pub drain_commands: bool,
+
+    /// Robust z-score beyond which a card's metric is an outlier.
+    #[arg(long, default_value_t = 3.5, value_name = "Z")]
+    pub z_limit: f64,
+
+    /// Smallest relative change from the class median called an outlier (per-metric thresholds
+    /// of gpubench.toml widen it).
+    #[arg(long, default_value_t = 0.05, value_name = "FRACTION")]
+    pub min_effect: f64,
+
+    /// Configuration file [default: the nearest gpubench.toml].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// GPUs to check: `all`, or CUDA ordinals `0,2,5`.
+    #[arg(long, default_value = "all", value_name = "all|N,N")]
+    pub device: String,
+
+    /// The class envelope: a class baseline file (from `fleet --save-baseline`), a results file,
+    /// or a folder of results [default: this GPU class's baseline in the baselines folder].
+    #[arg(long, value_name = "PATH")]
+    pub envelope: Option<PathBuf>,
+
+    /// Run the executables of an archive (from `cargo gpubench archive`) instead of building.
+    #[arg(long, value_name = "PATH")]
+    pub archive: Option<PathBuf>,
+
+    /// Folder for the health runs' results [default: a temporary folder].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// On failure, drain this node: `scontrol update nodename=$(hostname -s) state=drain reason=...`.
+    #[arg(long)]
+    pub drain: bool,
+
+    /// Kill the health runs after this many seconds (Slurm kills a HealthCheckProgram at 60 s).
+    #[arg(long, default_value_t = 50, value_name = "SECONDS")]
+    pub timeout: u64,
+
+    #[command(flatten)]
+    pub place: BaselinePlace,
 }

@@ -4,7 +4,9 @@
 pub mod archive;
 pub mod cargo;
 pub mod criterion_files;
+pub mod devices;
 pub mod execute;
+pub mod fanout;
 pub mod interrupt;
 pub mod lock;
 pub mod merge;

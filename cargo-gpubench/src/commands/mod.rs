@@ -4,8 +4,11 @@ mod archive;
 mod baseline;
 mod chipmap;
 mod compare;
+mod devices;
 mod dissect;
 mod history;
+mod fleet;
+mod health;
 mod info;
 mod judge_run;
 mod kernels;
@@ -34,5 +37,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Compare(c)) => compare::compare(c),
         Some(Command::Baseline(b)) => baseline::baseline(b),
         Some(Command::History(h)) => history::history(h),
+        Some(Command::Fleet(f)) => fleet::fleet(f),
+        Some(Command::Health(h)) => health::health(h),
     }
 }

@@ -20,6 +20,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(f) = &args.filter {
         regex_check(f)?;
     }
+    let Some(device) = args.device.single() else {
+        return super::devices::run_many(args);
+    };
     let profile = match (args.quick, args.full) {
         (true, _) => Profile::Quick,
         (_, true) => Profile::Full,
@@ -32,7 +35,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     install_interrupt_handler();
     // Fail fast, before any build, when there is no GPU to measure.
-    let gpu = Gpu::open(args.device)?;
+    let gpu = Gpu::open(device)?;
     let (identity, stack) = (gpu.identity().clone(), gpu.stack().clone());
     drop(gpu);
     if args.exclusive {
@@ -62,14 +65,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let (binaries, work_dir, default_output) = match (&args.archive, workspace) {
         (Some(path), _) => {
             let bins = archive::open(path, &root.join("gpubench-unpacked"))?;
-            (bins, root.join("gpubench-work"), root.join("gpubench-results.json"))
+            (bins, root.join(work_name("gpubench-work", device)), root.join("gpubench-results.json"))
         }
         (None, None) => return Err(Error::Usage("no cargo workspace and no --archive: nothing to run".into())),
         (None, Some(ws)) => {
             let bins = runner::build_benches(args.manifest_path.as_deref(), &args.benches)
                 .map_err(|e| if interrupt::requested() { Error::Interrupted } else { e })?;
             let dir = ws.target_dir.join("gpubench");
-            (bins, dir.join("work"), dir.join("results.json"))
+            (bins, dir.join(work_name("work", device)), dir.join("results.json"))
         }
     };
     let binaries: Vec<_> =
@@ -80,7 +83,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let opts = ExecOptions {
         profile,
         filter: args.filter.clone(),
-        device: args.device,
+        device,
         work_dir,
         timeout: Duration::from_secs(args.timeout),
         discard_throttled: args.discard_throttled,
@@ -134,7 +137,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
 
 /// Ctrl-C or a termination signal stops the run after writing what finished (exit code 130);
 /// a second Ctrl-C exits at once.
-fn install_interrupt_handler() {
+pub(super) fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
         if interrupt::requested() {
             std::process::exit(exit::INTERRUPTED);
@@ -151,6 +154,12 @@ fn exclusive_check(uuid: &str) -> Result<()> {
         Err(why) => format!("{why}, so no other process can be ruled out"),
     };
     Err(Error::GpuShared { uuid: uuid.to_string(), processes })
+}
+
+/// The scratch folder of GPU `device`: GPUs other than 0 get their own, so that several runs
+/// (`--device all`) do not clear each other's records.
+fn work_name(base: &str, device: usize) -> String {
+    if device == 0 { base.to_string() } else { format!("{base}-{device}") }
 }
 
 fn regex_check(filter: &str) -> Result<()> {

@@ -1,0 +1,68 @@
+//! `cargo gpubench fleet PATH...`: many cards' results read together; class envelopes, outlier
+//! cards and outlier SMs, no GPU needed.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gpubench::error::{Error, Result, exit};
+use gpubench::fleet::{self, FleetRule, report};
+use gpubench::results::{write_atomic, write_json_compact};
+
+use super::verdicts;
+use crate::cli::{BaselinePlace, FleetArgs};
+
+pub fn fleet(args: FleetArgs) -> Result<i32> {
+    if !(args.z_limit.is_finite() && args.z_limit > 0.0) {
+        return Err(Error::Usage(format!("--z-limit must be a positive number, got {}", args.z_limit)));
+    }
+    if !(args.min_effect.is_finite() && (0.0..1.0).contains(&args.min_effect)) {
+        return Err(Error::Usage(format!("--min-effect must lie in [0, 1), got {}", args.min_effect)));
+    }
+    let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
+    let config = verdicts::config(&place, &verdicts::current_dir()?)?;
+    let rule =
+        FleetRule { z_limit: args.z_limit, min_effect: args.min_effect, verdict: config.rule, ..FleetRule::default() };
+    let loaded = fleet::load(&args.paths)?;
+    if loaded.runs.is_empty() && loaded.nodes.is_empty() {
+        return Err(Error::Usage("no results files found in the given paths".into()));
+    }
+    let rep = fleet::analyse(&loaded, &rule);
+
+    if args.json {
+        crate::output::emit(report::json(&rep));
+    } else {
+        crate::output::emit(report::text(&rep, args.all).trim_end());
+    }
+    if let Some(path) = &args.markdown {
+        write_atomic(path, report::markdown(&rep).as_bytes())?;
+    }
+    if let Some(path) = &args.junit {
+        write_atomic(path, report::junit(&rep).as_bytes())?;
+    }
+    if let Some(dir) = &args.svg {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        for g in &rep.groups {
+            let path = dir.join(fleet::plot::file_name(g));
+            fleet::plot::envelope_svg(&path, g)?;
+            eprintln!("plot: {}", path.display());
+        }
+    }
+    if let Some(path) = &args.save_baseline {
+        let group = rep.groups.first().ok_or_else(|| Error::Usage("no cards to make a baseline of".into()))?;
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let baseline = fleet::baseline::class_baseline(&loaded, &group.key, None, now)?;
+        write_json_compact(path, &baseline)?;
+        eprintln!(
+            "saved the class baseline of {} ({} cards, {} runs) to {}",
+            group.key.describe(),
+            group.cards.len(),
+            baseline.runs.len(),
+            path.display()
+        );
+    }
+    if args.drain_commands {
+        for line in report::drain_commands(&rep) {
+            crate::output::emit(line);
+        }
+    }
+    Ok(if rep.has_findings() { exit::OUTLIER } else { exit::OK })
+}
