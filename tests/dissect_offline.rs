@@ -111,12 +111,18 @@ fn the_first_h200_run_agrees_with_published_hopper_figures() {
     for f in ["l1.line_bytes", "l1.sets", "l1.ways", "l1.set_mapping", "l1.replacement"] {
         assert!(d.fact(f).is_none(), "{f}: {:?}", d.fact(f));
     }
-    // The L2: the near partition as one SM sees it, then the far one; neither beyond 60 MiB,
-    // the near one no more than half.
-    let near = d.number("l2.near_bytes").unwrap();
+    // The L2: the near partition as one SM sees it, the far one, the whole; none beyond 60 MiB,
+    // the near one no more than half. The sweep brackets both steps coarsely (27-32 MiB,
+    // 54-64 MiB): the facts say so by their confidence.
+    let near = d.number("l2.near.size_bytes").unwrap();
+    let far = d.number("l2.far.size_bytes").unwrap();
     let whole = d.number("l2.size_bytes").unwrap();
     assert!(near <= 30.0 * mib && near >= 20.0 * mib, "{near}");
+    assert!(far <= 30.0 * mib && far >= 20.0 * mib, "{far}");
     assert!(whole <= 60.0 * mib && whole >= 1.5 * near, "{whole}");
+    for f in ["l2.near.size_bytes", "l2.far.size_bytes", "l2.size_bytes"] {
+        assert!(d.fact(f).unwrap().confidence < 0.5, "{f}: a 19 % bracket is not sure");
+    }
     let median = |name: &str| {
         let mut v = d.latencies.iter().find(|l| l.name == name).unwrap().samples.clone();
         v.sort_by(f64::total_cmp);

@@ -13,7 +13,7 @@
 
 use super::backend::{Backend, ChaseRequest, TraceRequest};
 use super::data::{Axis, BankPoint, Curve, DivergencePoint, HIST_BIN_CYCLES, Histogram, Path, Point, Sweeps, Trace};
-use super::infer::{granularity, levels, tlb, traces};
+use super::infer::{granularity, l2, levels, tlb, traces};
 use crate::error::Result;
 
 /// Preferred shared-memory carveout (percent of the most shared memory a block may have) of the
@@ -287,7 +287,14 @@ impl<B: Backend> Runner<'_, B> {
         }
         for _ in 0..self.opts.zoom_rounds {
             let overhead = self.sweeps.timer_overhead_cycles;
-            for (a, b) in levels::zoom_brackets(&curve, overhead, 0.005) {
+            let mut brackets = levels::zoom_brackets(&curve, overhead, 0.005);
+            if path == Path::Cg {
+                // The L2 facts are the steps of the near and far shares: refine those too.
+                brackets.extend(l2::zoom_brackets(&curve, overhead, 0.005));
+                brackets.sort_unstable();
+                brackets.dedup();
+            }
+            for (a, b) in brackets {
                 let n = self.opts.zoom_points + 1;
                 for k in 1..n {
                     let f = (a + (b - a) * k / n) / stride * stride;

@@ -3,7 +3,9 @@
 pub mod analyze;
 pub mod banks;
 pub mod cluster;
+pub mod constant;
 pub mod granularity;
+pub mod l2;
 pub mod levels;
 pub mod tlb;
 pub mod traces;
