@@ -272,6 +272,18 @@ impl<B: Backend> Runner<'_, B> {
 
     fn footprint_sweep(&mut self, id: String, path: Path, lo: u64, hi: u64, carveout: Option<u32>) -> Result<()> {
         let stride = granularity_of(&self.sweeps, path);
+        self.footprint_sweep_at(id, path, lo, hi, carveout, stride)
+    }
+
+    fn footprint_sweep_at(
+        &mut self,
+        id: String,
+        path: Path,
+        lo: u64,
+        hi: u64,
+        carveout: Option<u32>,
+        stride: u64,
+    ) -> Result<()> {
         let mut curve = Curve {
             id: id.clone(),
             path,
@@ -439,6 +451,14 @@ impl<B: Backend> Runner<'_, B> {
         let refs: Vec<&Trace> = line_traces.iter().collect();
         let line = traces::line_bytes(&refs, window).map(|f| f.value).unwrap_or(g).max(g);
         self.sweeps.traces.extend(line_traces);
+        if line > g {
+            // The line check (seed 001's stride-over-line stage): at a stride of one line, a
+            // cache of such lines holds as many accesses as at the fetch granularity; a cache
+            // of smaller lines, several to a set, holds line / (its line) times more.
+            let lo_check = (start / 2 / line).max(1) * line;
+            let hi_check = (8 * start / line).max(2) * line;
+            self.footprint_sweep_at(format!("line-check/{label}"), path, lo_check, hi_check, None, line)?;
+        }
         // The sets: one line over capacity at the line stride, several laps, several launches.
         let footprint = lo / line * line + line;
         let lap = footprint / line;

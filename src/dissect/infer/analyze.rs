@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::traces::Found;
-use super::{banks, constant, granularity, l2, levels, tlb, traces};
+use super::{banks, constant, granularity, l2, levels, line_check, tlb, traces};
 use crate::dissect::data::{Curve, Path, Sweeps};
 use crate::results::{Fact, FactValue};
 
@@ -201,12 +201,14 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
     let mut row = Row { level: level_title(path).into(), ..Row::default() };
     row.fetch_bytes = fetch(d, sweeps, path);
     let size_curve = sweeps.curve(&format!("size/{label}"));
+    let mut size_knee_confidence = None;
     if let Some(curve) = size_curve {
         let fit = levels::fit(curve, overhead);
         if let Some(first) = fit.levels.first() {
             row.latency_cycles = Some(first.latency_cycles);
             d.latency(&format!("{prefix}.hit"), first);
             if let Some(k) = &first.capacity {
+                size_knee_confidence = Some(k.confidence);
                 d.number_fact(
                     &format!("{prefix}.size_bytes"),
                     k.value,
@@ -237,18 +239,36 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
     });
     if let (Some(b), Some((cap, dirty, unit))) = (window, capacity) {
         d.mark(&cap_id, cap, format!("{cap} B"));
+        // The first miss of the trace kernel is the size sweep's knee again: a broad knee (sets
+        // that fill unevenly) understates sets x ways x line here too.
+        let knee_confidence = size_knee_confidence.unwrap_or(1.0);
         d.number_fact(
             &format!("{prefix}.trace_size_bytes"),
             cap,
             "bytes",
-            if dirty - cap <= unit { 1.0 } else { 0.5 },
+            (if dirty - cap <= unit { 1.0f64 } else { 0.5 }).min(knee_confidence),
             format!(
                 "{cap_id}: largest footprint without misses for the trace kernel (not at {dirty} B), whose shared memory shrinks the L1; sets x ways x line"
             ),
         );
         row.trace_size_bytes = Some(cap);
         let line_traces = sweeps.traces_with(&format!("line/{label}"));
-        if let Some(line) = traces::line_bytes(&line_traces, b) {
+        let fine = line_traces.first().map(|t| t.stride_bytes).zip(row.fetch_bytes).filter(|(s, g)| s < g);
+        if let Some((step, fetch)) = fine {
+            // Input check: below the fetch granularity the first access to each fetched unit
+            // misses and the next ones hit, whatever the line: the trace cannot show a line.
+            d.unknown_fact(
+                &format!("{prefix}.line_bytes"),
+                "bytes",
+                format!(
+                    "line/{label}: the trace steps {step} B, finer than the {fetch} B fetch granularity of stride/{label}: refused (its misses would mark fetches, not lines)"
+                ),
+            );
+        } else if let Some(mut line) = traces::line_bytes(&line_traces, b) {
+            let check = sweeps.curve(&format!("line-check/{label}"));
+            if let (Some(size), Some(check), Some(fetch)) = (size_curve, check, row.fetch_bytes) {
+                line = line_check::check(line, size, check, overhead, fetch);
+            }
             d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
             row.line_bytes = Some(line.value);
         }
@@ -293,9 +313,17 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
             v.sort_by(f64::total_cmp);
             v.get(v.len() / 2).copied()
         };
+        // The sweep's stride is the fetch granularity found first: an unsure one (a stride
+        // coarser than the line skips lines) makes every capacity at that stride unsure too.
+        let stride_confidence = d.fact("l2.fetch_bytes").map(|f| f.confidence).unwrap_or(1.0);
         let answer = |d: &mut Dissection, name: &str, a: &l2::Answer| match a {
             l2::Answer::Bytes(b, c, m) => {
-                d.number_fact(name, *b, "bytes", *c, m.clone());
+                let m = if stride_confidence < *c {
+                    format!("{m}; stride from an unsure fetch granularity ({stride_confidence:.2})")
+                } else {
+                    m.clone()
+                };
+                d.number_fact(name, *b, "bytes", c.min(stride_confidence), m);
                 d.mark(&curve.id, *b, format!("{} B", b));
                 Some(*b)
             }

@@ -7,6 +7,7 @@ pub mod constant;
 pub mod granularity;
 pub mod l2;
 pub mod levels;
+pub mod line_check;
 pub mod tlb;
 pub mod traces;
 
