@@ -13,7 +13,7 @@
 
 use super::backend::{Backend, ChaseRequest, TraceRequest};
 use super::data::{Axis, BankPoint, Curve, DivergencePoint, HIST_BIN_CYCLES, Histogram, Path, Point, Sweeps, Trace};
-use super::infer::{granularity, l2, levels, tlb, traces};
+use super::infer::{granularity, l2, levels, line_check, tlb, traces};
 use crate::error::Result;
 
 /// Preferred shared-memory carveout (percent of the most shared memory a block may have) of the
@@ -449,7 +449,8 @@ impl<B: Backend> Runner<'_, B> {
             line_traces.push(self.trace(req, format!("line/{label}/{r}"))?);
         }
         let refs: Vec<&Trace> = line_traces.iter().collect();
-        let line = traces::line_bytes(&refs, window).map(|f| f.value).unwrap_or(g).max(g);
+        let found = traces::line_bytes(&refs, window);
+        let mut line = found.as_ref().map(|f| f.value).unwrap_or(g).max(g);
         self.sweeps.traces.extend(line_traces);
         if line > g {
             // The line check (seed 001's stride-over-line stage): at a stride of one line, a
@@ -458,6 +459,12 @@ impl<B: Backend> Runner<'_, B> {
             let lo_check = (start / 2 / line).max(1) * line;
             let hi_check = (8 * start / line).max(2) * line;
             self.footprint_sweep_at(format!("line-check/{label}"), path, lo_check, hi_check, None, line)?;
+            let size = self.sweeps.curve(&format!("size/{label}"));
+            let check = self.sweeps.curve(&format!("line-check/{label}"));
+            if let (Some(f), Some(size), Some(check)) = (found, size, check) {
+                // The set traces run at the checked line.
+                line = line_check::check(f, size, check, overhead, g).value.max(g);
+            }
         }
         // The sets: one line over capacity at the line stride, several laps, several launches.
         let footprint = lo / line * line + line;

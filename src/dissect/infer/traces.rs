@@ -242,10 +242,17 @@ pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Op
             method: format!("{}: the overfull set's lines are {} lines apart, one way's worth", first.id, gaps[0]),
         })
     } else {
+        // Under a policy whose misses change from lap to lap, the union of missed lines may hold
+        // lines of more than one lap's victims: irregular gaps are then weaker evidence.
+        let steady = policy.value != "non-lru";
         Some(Found {
             value: "hashed".to_string(),
-            confidence: if union.len() >= 3 { 0.9 } else { 0.5 },
-            method: format!("{}: the overfull set's lines are irregularly spaced ({gaps:?} lines)", first.id),
+            confidence: if union.len() >= 3 { 0.9 } else { 0.5 } * if steady { 1.0 } else { 0.6 },
+            method: format!(
+                "{}: the overfull set's lines are irregularly spaced ({gaps:?} lines){}",
+                first.id,
+                if steady { "" } else { ", under misses that change from lap to lap" }
+            ),
         })
     };
     let ways_conf: f64 = if sets_exact { 1.0 } else { 0.6 };
