@@ -47,6 +47,31 @@ fn a_saved_simulated_run_gives_the_same_facts_offline() {
     assert!(svg.starts_with("<svg") && svg.contains("\n16 KiB\n"), "the knee is labelled in the plot");
 }
 
+/// Input check of the offline path: a saved line trace whose step (4 B) is finer than the fetch
+/// granularity (32 B) shows a miss on the first access to every sector and hits on the rest,
+/// whatever the line; `dissect --from` must not read a 4 B line from it.
+#[test]
+fn a_trace_finer_than_the_fetch_granularity_is_refused_offline() {
+    let mut gpu = SimGpu::new(SimConfig::small("fine trace"));
+    let mut sweeps = plan::run(&mut gpu, Options::QUICK, 0, None, &mut |_| {}).unwrap();
+    assert_eq!(analyze(&sweeps).number("l1.line_bytes"), Some(128.0), "the planted line, as recorded");
+    let mut changed = 0;
+    for t in sweeps.traces.iter_mut().filter(|t| t.id.starts_with("line/ca/")) {
+        t.stride_bytes = 4;
+        let lap = t.footprint_bytes / 4;
+        t.latencies = (0..3 * lap).map(|i| if i % 8 == 0 { 400 } else { 40 }).collect();
+        changed += 1;
+    }
+    assert!(changed > 0, "the run has line traces");
+    let dir = tempfile::tempdir().unwrap();
+    write_folder(dir.path(), &sweeps, &analyze(&sweeps), true).unwrap();
+    let facts = facts_from_folder(dir.path()).unwrap();
+    let line = facts.iter().find(|f| f.name == "l1.line_bytes").expect("the fact says why");
+    assert_eq!(line.value, gpubench::results::FactValue::Text("unknown".into()), "{line:?}");
+    assert_eq!(line.confidence, 0.0);
+    assert!(line.method.contains("finer than the 32 B fetch granularity"), "{}", line.method);
+}
+
 #[test]
 fn bad_folders_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,12 +136,18 @@ fn the_first_h200_run_agrees_with_published_hopper_figures() {
     for f in ["l1.line_bytes", "l1.sets", "l1.ways", "l1.set_mapping", "l1.replacement"] {
         assert!(d.fact(f).is_none(), "{f}: {:?}", d.fact(f));
     }
-    // The L2: the near partition as one SM sees it, then the far one; neither beyond 60 MiB,
-    // the near one no more than half.
-    let near = d.number("l2.near_bytes").unwrap();
+    // The L2: the near partition as one SM sees it, the far one, the whole; none beyond 60 MiB,
+    // the near one no more than half. The sweep brackets both steps coarsely (27-32 MiB,
+    // 54-64 MiB): the facts say so by their confidence.
+    let near = d.number("l2.near.size_bytes").unwrap();
+    let far = d.number("l2.far.size_bytes").unwrap();
     let whole = d.number("l2.size_bytes").unwrap();
     assert!(near <= 30.0 * mib && near >= 20.0 * mib, "{near}");
+    assert!(far <= 30.0 * mib && far >= 20.0 * mib, "{far}");
     assert!(whole <= 60.0 * mib && whole >= 1.5 * near, "{whole}");
+    for f in ["l2.near.size_bytes", "l2.far.size_bytes", "l2.size_bytes"] {
+        assert!(d.fact(f).unwrap().confidence < 0.5, "{f}: a 19 % bracket is not sure");
+    }
     let median = |name: &str| {
         let mut v = d.latencies.iter().find(|l| l.name == name).unwrap().samples.clone();
         v.sort_by(f64::total_cmp);
@@ -128,6 +159,33 @@ fn the_first_h200_run_agrees_with_published_hopper_figures() {
     assert!(dram > 600.0 && dram < 750.0, "{dram}");
     assert_eq!(d.number("l2.fetch_bytes"), Some(64.0), "the L2 fetches two sectors from DRAM");
     assert_eq!(d.number("l2.cold_miss_bytes"), Some(64.0));
+}
+
+/// The two H200 runs (one card, one driver, different plan versions): every L2 fact means the
+/// same in both and has the same value (near 29 MiB, far 28 MiB, whole 56 MiB from steps at
+/// 27-32 and 54-64 MiB, all below 0.8: the sweeps bracket the steps coarsely); TLB page and
+/// entries agree and the page is not claimed at >= 0.8 from one stride; divergent constant
+/// reads are serialized (+11 cycles per extra address, as the constant_memory family's 31.5x
+/// throughput slowdown says).
+#[test]
+fn the_two_h200_runs_agree_on_the_l2_tlb_and_constant_facts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dissect");
+    let runs: Vec<_> =
+        ["h200-run1", "h200-run2"].iter().map(|r| analyze(&output::read_sweeps(&root.join(r)).unwrap())).collect();
+    let mib = (1u64 << 20) as f64;
+    for f in ["l2.near.size_bytes", "l2.far.size_bytes", "l2.size_bytes", "tlb.page_bytes", "tlb.l1.entries"] {
+        let (a, b) = (runs[0].fact(f).unwrap(), runs[1].fact(f).unwrap());
+        assert_eq!(a.value, b.value, "{f}: {a:?} vs {b:?}");
+    }
+    assert_eq!(runs[0].number("l2.near.size_bytes"), Some(29.0 * mib));
+    assert_eq!(runs[0].number("l2.size_bytes"), Some(56.0 * mib));
+    for d in &runs {
+        assert!(d.fact("tlb.page_bytes").unwrap().confidence < 0.8, "{:?}", d.fact("tlb.page_bytes"));
+        assert_eq!(d.number("tlb.l1.entries"), Some(16.0));
+    }
+    let c = runs[1].fact("const.divergent_access").unwrap();
+    assert_eq!(runs[1].text("const.divergent_access"), Some("serialized"), "{c:?}");
+    assert!(c.confidence >= 0.95 && c.method.contains("+11.0 cycles per extra address"), "{c:?}");
 }
 
 /// Answers every request of the plan without simulating caches, after building and checking

@@ -43,7 +43,9 @@ fn baseline_small_gpu() {
     let d = dissect(cfg);
     check_l1(&d, g, 3, "lru", "bit-defined");
     expect(&d, "l2.size_bytes", (256 << 10) as f64);
-    expect(&d, "l2.near_bytes", (128 << 10) as f64);
+    expect(&d, "l2.near.size_bytes", (128 << 10) as f64);
+    // A near part in front of the whole: beyond the near step the whole L2 serves every access.
+    expect(&d, "l2.far.size_bytes", (256 << 10) as f64);
     expect(&d, "l2.fetch_bytes", 32.0);
     expect(&d, "l2.cold_miss_bytes", 32.0);
     expect_text(&d, "l2.prefetch", "no");
@@ -137,7 +139,10 @@ fn unpartitioned_l2_of_ninety_six_sets() {
     cfg.identity.l2_bytes = 192 << 10;
     let d = dissect(cfg);
     expect(&d, "l2.size_bytes", (192 << 10) as f64);
-    assert!(d.fact("l2.near_bytes").is_none(), "{:?}", d.fact("l2.near_bytes"));
+    // One level: the near step is the whole L2, and there is no far level.
+    expect(&d, "l2.near.size_bytes", (192 << 10) as f64);
+    expect_text(&d, "l2.far.size_bytes", "unknown");
+    assert_eq!(d.fact("l2.far.size_bytes").unwrap().confidence, 0.0);
     expect(&d, "l1.size_bytes", (16 << 10) as f64);
 }
 
@@ -198,11 +203,13 @@ fn two_partitions_seen_from_one_sm() {
     });
     cfg.dram_jitter = 0.08;
     let d = dissect(cfg.clone());
-    let near = d.number("l2.near_bytes").expect("near capacity");
+    let near = d.number("l2.near.size_bytes").expect("near capacity");
+    let far = d.number("l2.far.size_bytes").expect("far partition");
     let whole = d.number("l2.size_bytes").expect("whole L2");
     let part = partition.bytes() as f64;
-    assert!(near <= part && near >= 0.5 * part, "near {near} of {part}: {:?}", d.fact("l2.near_bytes"));
-    assert!(whole <= 2.0 * part && whole >= 1.0 * part, "whole {whole}: {:?}", d.fact("l2.size_bytes"));
+    assert!(near <= 1.05 * part && near >= 0.5 * part, "near {near} of {part}: {:?}", d.fact("l2.near.size_bytes"));
+    assert!(far <= 1.05 * part && far >= 0.5 * part, "far {far} of {part}: {:?}", d.fact("l2.far.size_bytes"));
+    assert!(whole <= 2.1 * part && whole >= 1.0 * part, "whole {whole}: {:?}", d.fact("l2.size_bytes"));
     let latency = |name: &str| {
         let l = d.latencies.iter().find(|l| l.name == name).unwrap_or_else(|| panic!("no {name}: {:?}", d.latencies));
         let mut v = l.samples.clone();
@@ -213,7 +220,8 @@ fn two_partitions_seen_from_one_sm() {
     assert!((latency("l2.far.hit") - 380.0).abs() < 15.0, "{}", latency("l2.far.hit"));
     let dram = latency("dram");
     assert!(dram > 480.0 && dram < 700.0, "{dram}");
-    assert!(d.fact("l2.size_bytes").unwrap().method.contains("% of accesses"), "the far level serves a share");
+    let far_fact = d.fact("l2.far.size_bytes").unwrap();
+    assert!(far_fact.method.contains("(~1/2)"), "the far level serves half: {far_fact:?}");
     expect(&d, "l2.cold_miss_bytes", 32.0);
     expect_text(&d, "l2.prefetch", "no");
 }

@@ -13,7 +13,7 @@
 
 use super::backend::{Backend, ChaseRequest, TraceRequest};
 use super::data::{Axis, BankPoint, Curve, DivergencePoint, HIST_BIN_CYCLES, Histogram, Path, Point, Sweeps, Trace};
-use super::infer::{granularity, levels, tlb, traces};
+use super::infer::{granularity, l2, levels, line_check, tlb, traces};
 use crate::error::Result;
 
 /// Preferred shared-memory carveout (percent of the most shared memory a block may have) of the
@@ -272,6 +272,18 @@ impl<B: Backend> Runner<'_, B> {
 
     fn footprint_sweep(&mut self, id: String, path: Path, lo: u64, hi: u64, carveout: Option<u32>) -> Result<()> {
         let stride = granularity_of(&self.sweeps, path);
+        self.footprint_sweep_at(id, path, lo, hi, carveout, stride)
+    }
+
+    fn footprint_sweep_at(
+        &mut self,
+        id: String,
+        path: Path,
+        lo: u64,
+        hi: u64,
+        carveout: Option<u32>,
+        stride: u64,
+    ) -> Result<()> {
         let mut curve = Curve {
             id: id.clone(),
             path,
@@ -287,7 +299,14 @@ impl<B: Backend> Runner<'_, B> {
         }
         for _ in 0..self.opts.zoom_rounds {
             let overhead = self.sweeps.timer_overhead_cycles;
-            for (a, b) in levels::zoom_brackets(&curve, overhead, 0.005) {
+            let mut brackets = levels::zoom_brackets(&curve, overhead, 0.005);
+            if path == Path::Cg {
+                // The L2 facts are the steps of the near and far shares: refine those too.
+                brackets.extend(l2::zoom_brackets(&curve, overhead, 0.005));
+                brackets.sort_unstable();
+                brackets.dedup();
+            }
+            for (a, b) in brackets {
                 let n = self.opts.zoom_points + 1;
                 for k in 1..n {
                     let f = (a + (b - a) * k / n) / stride * stride;
@@ -430,8 +449,23 @@ impl<B: Backend> Runner<'_, B> {
             line_traces.push(self.trace(req, format!("line/{label}/{r}"))?);
         }
         let refs: Vec<&Trace> = line_traces.iter().collect();
-        let line = traces::line_bytes(&refs, window).map(|f| f.value).unwrap_or(g).max(g);
+        let found = traces::line_bytes(&refs, window);
+        let mut line = found.as_ref().map(|f| f.value).unwrap_or(g).max(g);
         self.sweeps.traces.extend(line_traces);
+        if line > g {
+            // The line check (seed 001's stride-over-line stage): at a stride of one line, a
+            // cache of such lines holds as many accesses as at the fetch granularity; a cache
+            // of smaller lines, several to a set, holds line / (its line) times more.
+            let lo_check = (start / 2 / line).max(1) * line;
+            let hi_check = (8 * start / line).max(2) * line;
+            self.footprint_sweep_at(format!("line-check/{label}"), path, lo_check, hi_check, None, line)?;
+            let size = self.sweeps.curve(&format!("size/{label}"));
+            let check = self.sweeps.curve(&format!("line-check/{label}"));
+            if let (Some(f), Some(size), Some(check)) = (found, size, check) {
+                // The set traces run at the checked line.
+                line = line_check::check(f, size, check, overhead, g).value.max(g);
+            }
+        }
         // The sets: one line over capacity at the line stride, several laps, several launches.
         let footprint = lo / line * line + line;
         let lap = footprint / line;

@@ -40,6 +40,9 @@ pub enum Mapping {
     /// A pseudo-random function of the line (any set count): sets fill unevenly, so that the
     /// first set overflows before the cache is full, as on real hashed caches.
     Hashed,
+    /// `(line / n) % sets`: `n` consecutive lines map to one set (seed 001's texture cache, four
+    /// 32 B lines per set).
+    Consecutive(u64),
 }
 
 /// Geometry and policy of one cache.
@@ -130,6 +133,7 @@ impl Cache {
                 ((line ^ (line >> b) ^ (line >> (2 * b))) & (s - 1)) as usize
             }
             Mapping::Hashed => (mix(line) % s) as usize,
+            Mapping::Consecutive(n) => ((line / n.max(1)) % s) as usize,
         }
     }
 
@@ -799,6 +803,16 @@ mod tests {
             assert_eq!(seen, (0..16).collect::<Vec<_>>());
         }
         assert_ne!(c.set_of(16), c.set_of(0), "the hash is not the modulo mapping");
+    }
+
+    #[test]
+    fn consecutive_lines_share_a_set() {
+        let c = Cache::new(
+            Geometry { sets: 4, ways: 2, line: 32, sector: 32, policy: Policy::Lru, mapping: Mapping::Consecutive(4) },
+            1,
+        );
+        let sets: Vec<usize> = (0..20).map(|l| c.set_of(l)).collect();
+        assert_eq!(sets, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 0, 0, 0, 0]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::traces::Found;
-use super::{banks, granularity, levels, tlb, traces};
+use super::{banks, constant, granularity, l2, levels, line_check, tlb, traces};
 use crate::dissect::data::{Curve, Path, Sweeps};
 use crate::results::{Fact, FactValue};
 
@@ -101,6 +101,17 @@ impl Dissection {
         });
     }
 
+    /// A fact the sweeps cannot tell: the value "unknown", confidence 0, the reason as method.
+    fn unknown_fact(&mut self, name: &str, unit: &str, why: String) {
+        self.facts.push(Fact {
+            name: name.into(),
+            value: FactValue::Text("unknown".into()),
+            unit: unit.into(),
+            confidence: 0.0,
+            method: why,
+        });
+    }
+
     fn found_number(&mut self, name: &str, f: &Found<u64>, unit: &str) {
         self.number_fact(name, f.value, unit, f.confidence, f.method.clone());
     }
@@ -190,12 +201,14 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
     let mut row = Row { level: level_title(path).into(), ..Row::default() };
     row.fetch_bytes = fetch(d, sweeps, path);
     let size_curve = sweeps.curve(&format!("size/{label}"));
+    let mut size_knee_confidence = None;
     if let Some(curve) = size_curve {
         let fit = levels::fit(curve, overhead);
         if let Some(first) = fit.levels.first() {
             row.latency_cycles = Some(first.latency_cycles);
             d.latency(&format!("{prefix}.hit"), first);
             if let Some(k) = &first.capacity {
+                size_knee_confidence = Some(k.confidence);
                 d.number_fact(
                     &format!("{prefix}.size_bytes"),
                     k.value,
@@ -226,18 +239,36 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
     });
     if let (Some(b), Some((cap, dirty, unit))) = (window, capacity) {
         d.mark(&cap_id, cap, format!("{cap} B"));
+        // The first miss of the trace kernel is the size sweep's knee again: a broad knee (sets
+        // that fill unevenly) understates sets x ways x line here too.
+        let knee_confidence = size_knee_confidence.unwrap_or(1.0);
         d.number_fact(
             &format!("{prefix}.trace_size_bytes"),
             cap,
             "bytes",
-            if dirty - cap <= unit { 1.0 } else { 0.5 },
+            (if dirty - cap <= unit { 1.0f64 } else { 0.5 }).min(knee_confidence),
             format!(
                 "{cap_id}: largest footprint without misses for the trace kernel (not at {dirty} B), whose shared memory shrinks the L1; sets x ways x line"
             ),
         );
         row.trace_size_bytes = Some(cap);
         let line_traces = sweeps.traces_with(&format!("line/{label}"));
-        if let Some(line) = traces::line_bytes(&line_traces, b) {
+        let fine = line_traces.first().map(|t| t.stride_bytes).zip(row.fetch_bytes).filter(|(s, g)| s < g);
+        if let Some((step, fetch)) = fine {
+            // Input check: below the fetch granularity the first access to each fetched unit
+            // misses and the next ones hit, whatever the line: the trace cannot show a line.
+            d.unknown_fact(
+                &format!("{prefix}.line_bytes"),
+                "bytes",
+                format!(
+                    "line/{label}: the trace steps {step} B, finer than the {fetch} B fetch granularity of stride/{label}: refused (its misses would mark fetches, not lines)"
+                ),
+            );
+        } else if let Some(mut line) = traces::line_bytes(&line_traces, b) {
+            let check = sweeps.curve(&format!("line-check/{label}"));
+            if let (Some(size), Some(check), Some(fetch)) = (size_curve, check, row.fetch_bytes) {
+                line = line_check::check(line, size, check, overhead, fetch);
+            }
             d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
             row.line_bytes = Some(line.value);
         }
@@ -275,47 +306,65 @@ fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
 fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
     let fetch_bytes = fetch(d, sweeps, Path::Cg);
     let mut rows = Vec::new();
-    if let Some(curve) = sweeps.curve("size/cg") {
-        let fit = levels::fit(curve, overhead);
-        let caches: Vec<&levels::Level> = fit.caches().collect();
-        let names: Vec<(String, String, String)> = match caches.len() {
-            1 => vec![("L2".into(), "l2.size_bytes".into(), "l2.hit".into())],
-            2 => vec![
-                ("L2 near".into(), "l2.near_bytes".into(), "l2.near.hit".into()),
-                ("L2 far".into(), "l2.size_bytes".into(), "l2.far.hit".into()),
-            ],
-            n => (0..n)
-                .map(|i| {
-                    (
-                        format!("L2 level {}", i + 1),
-                        format!("l2.level{}.size_bytes", i + 1),
-                        format!("l2.level{}.hit", i + 1),
-                    )
-                })
-                .collect(),
+    if let Some((curve, fit)) = sweeps.curve("size/cg").and_then(|c| Some((c, l2::fit(c, overhead)?))) {
+        let (near, far, whole) = l2::answers(&fit, &curve.id, sweeps.device.identity.l2_bytes);
+        let median = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
         };
-        let near = caches.first().map(|l| l.latency_cycles);
-        for (level, (title, fact, lat)) in caches.iter().zip(names) {
-            let mut row = Row { level: title.clone(), latency_cycles: Some(level.latency_cycles), ..Row::default() };
-            d.latency(&lat, level);
-            if let Some(k) = &level.capacity {
-                d.number_fact(&fact, k.value, "bytes", k.confidence, knee_method(curve, level, k));
-                d.mark(&curve.id, k.value, format!("{} B", k.value));
-                row.size_bytes = Some(k.value);
-                row.half_bytes = k.half;
+        // The sweep's stride is the fetch granularity found first: an unsure one (a stride
+        // coarser than the line skips lines) makes every capacity at that stride unsure too.
+        let stride_confidence = d.fact("l2.fetch_bytes").map(|f| f.confidence).unwrap_or(1.0);
+        let answer = |d: &mut Dissection, name: &str, a: &l2::Answer| match a {
+            l2::Answer::Bytes(b, c, m) => {
+                let m = if stride_confidence < *c {
+                    format!("{m}; stride from an unsure fetch granularity ({stride_confidence:.2})")
+                } else {
+                    m.clone()
+                };
+                d.number_fact(name, *b, "bytes", c.min(stride_confidence), m);
+                d.mark(&curve.id, *b, format!("{} B", b));
+                Some(*b)
             }
-            if level.plateau_share < 0.9 {
-                row.policy = Some(format!("serves {:.0}% beyond the level before", 100.0 * level.plateau_share));
+            l2::Answer::Unknown(why) => {
+                d.unknown_fact(name, "bytes", why.clone());
+                None
             }
-            if let (Some(n), true) = (near, caches.len() > 1 && title != "L2 near") {
-                row.mapping = Some(format!("+{:.0} cycles over near", level.latency_cycles - n));
-            }
-            row.fetch_bytes = fetch_bytes;
-            rows.push(row);
+        };
+        let near_bytes = answer(d, "l2.near.size_bytes", &near);
+        let far_bytes = answer(d, "l2.far.size_bytes", &far);
+        let whole_bytes = answer(d, "l2.size_bytes", &whole);
+        let near_hit = median(&fit.near_samples);
+        if !fit.near_samples.is_empty() {
+            d.latencies.push(LatencySamples { name: "l2.near.hit".into(), samples: fit.near_samples.clone() });
         }
-        if let Some((latency, samples)) = &fit.backing {
-            d.latencies.push(LatencySamples { name: "dram".into(), samples: samples.clone() });
-            rows.push(Row { level: "DRAM".into(), latency_cycles: Some(*latency), ..Row::default() });
+        rows.push(Row {
+            level: "L2 near".into(),
+            size_bytes: near_bytes,
+            latency_cycles: near_hit,
+            fetch_bytes,
+            ..Row::default()
+        });
+        if !fit.far_samples.is_empty() {
+            d.latencies.push(LatencySamples { name: "l2.far.hit".into(), samples: fit.far_samples.clone() });
+            let far_hit = median(&fit.far_samples);
+            rows.push(Row {
+                level: "L2 far".into(),
+                size_bytes: far_bytes,
+                latency_cycles: far_hit,
+                mapping: far_hit.zip(near_hit).map(|(f, n)| format!("+{:.0} cycles over near", f - n)),
+                policy: fit.far.as_ref().map(|s| format!("serves {:.0}% beyond the near step", 100.0 * s.plateau)),
+                fetch_bytes,
+                ..Row::default()
+            });
+        }
+        if whole_bytes.is_some() && whole_bytes != near_bytes {
+            rows.push(Row { level: "L2 (whole)".into(), size_bytes: whole_bytes, ..Row::default() });
+        }
+        if !fit.dram_samples.is_empty() {
+            d.latencies.push(LatencySamples { name: "dram".into(), samples: fit.dram_samples.clone() });
+            rows.push(Row { level: "DRAM".into(), latency_cycles: median(&fit.dram_samples), ..Row::default() });
         }
     }
     // L2 misses of the cold traces: slower than the L2's own hits in its size sweep.
@@ -421,26 +470,8 @@ fn constant(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
             d.rows.push(row);
         }
     }
-    let pts = &sweeps.const_divergence;
-    if let (Some(one), true) = (pts.iter().find(|p| p.distinct == 1), pts.len() >= 3) {
-        let ratios: Vec<f64> = pts.iter().map(|p| p.cycles / one.cycles / p.distinct as f64).collect();
-        let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
-        let serial = ratios.iter().all(|r| *r > 0.75 && *r < 1.25);
-        let slope = pts.iter().filter(|p| p.distinct > 1).map(|p| (p.cycles - one.cycles) / (p.distinct - 1) as f64);
-        let slope: Vec<f64> = slope.collect();
-        let value = if serial { "serialized" } else { "not-serialized" };
-        d.found_text(
-            "const.divergent_access",
-            &Found {
-                value: value.to_string(),
-                confidence: if serial { (1.0 - worst * 2.0).clamp(0.3, 1.0) } else { 0.7 },
-                method: format!(
-                    "one warp reading 1..{} distinct constant addresses: cycles / (distinct x uniform) within {:.0}%",
-                    pts.iter().map(|p| p.distinct).max().unwrap_or(1),
-                    100.0 * worst
-                ),
-            },
-        );
-        d.latencies.push(LatencySamples { name: "const.cycles_per_distinct_address".into(), samples: slope });
+    if let Some(div) = constant::divergence(&sweeps.const_divergence) {
+        d.found_text("const.divergent_access", &div.verdict);
+        d.latencies.push(LatencySamples { name: "const.cycles_per_distinct_address".into(), samples: div.slopes });
     }
 }

@@ -3,8 +3,11 @@
 pub mod analyze;
 pub mod banks;
 pub mod cluster;
+pub mod constant;
 pub mod granularity;
+pub mod l2;
 pub mod levels;
+pub mod line_check;
 pub mod tlb;
 pub mod traces;
 

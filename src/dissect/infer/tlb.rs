@@ -180,15 +180,19 @@ pub fn fit(curves: &[&Curve]) -> Option<TlbFit> {
             let reach = (entries0 * value) as f64;
             let consistent = below.iter().filter(|(_, st)| (st[0].knee() as f64 / reach).log2().abs() <= 0.35).count();
             let share = consistent as f64 / below.len() as f64;
+            // The stride-over-page method needs strides below the unit whose knees stay at the
+            // reach: one such stride alone (the others too fine to show the step) does not
+            // separate the page from the entries' coverage.
             let confidence = (1.0 - 2.0 * off).clamp(0.0, 1.0)
                 * if agree <= 0.6 { 1.0 } else { 0.5 }
                 * share.max(0.25)
+                * if consistent >= 2 { 1.0 } else { 0.6 }
                 * flat_confidence(flat_n);
             Found {
                 value,
                 confidence,
                 method: format!(
-                    "knee at stride {s} B ({} B) / {entries0} entries; its step, {:.1} of {height0:.1} cycles, puts the unit at {:.0} B; {consistent} of {} smaller strides agree",
+                    "knee at stride {s} B ({} B) / {entries0} entries; its step, {:.1} of {height0:.1} cycles, puts the unit at {:.0} B; {consistent} of {} smaller strides with a step agree (two needed to separate page from coverage)",
                     st[0].knee(),
                     st[0].height,
                     by_height,
@@ -205,11 +209,13 @@ pub fn fit(curves: &[&Curve]) -> Option<TlbFit> {
     let mut levels = Vec::new();
     for i in 0.. {
         let Some((entries, _, height, n)) = level_entries(&per_stride, i).filter(|l| l.3 >= 2) else { break };
+        // Entries come from the flat knee / stride ratio at strides above the unit, whatever
+        // the unit; the reach needs the unit too.
         let confidence = page.confidence.min(0.95) * flat_confidence(n);
         levels.push(TlbLevel {
             entries: Found {
                 value: entries,
-                confidence,
+                confidence: 0.95 * flat_confidence(n),
                 method: format!(
                     "TLB level {}: knee / stride flat at {entries} over the {n} largest strides that show it (+{height:.1} cycles)",
                     i + 1
