@@ -10,7 +10,8 @@
 # "python3". Exits 0 when that holds, 1 when not, 2 on a usage or set-up error.
 #
 # The committed baseline is of the H200 class. On another GPU class set NOISY_BASELINE=fresh:
-# a clean run without the neighbour is first saved as the baseline in OUT_DIR/baselines.
+# a clean run without the neighbour is first saved as the baseline in OUT_DIR/baselines; or
+# NOISY_BASELINE_DIR=DIR to compare with a baseline already saved in DIR.
 set -uo pipefail
 
 archive=${1:-}
@@ -23,7 +24,9 @@ mkdir -p "$out"
 device=${GPUBENCH_DEVICE:-0}
 
 baseline_args=()
-if [ "${NOISY_BASELINE:-committed}" = fresh ]; then
+if [ -n "${NOISY_BASELINE_DIR:-}" ]; then
+  baseline_args=(--baseline-dir "$NOISY_BASELINE_DIR")
+elif [ "${NOISY_BASELINE:-committed}" = fresh ]; then
   echo "clean run first, saved as the baseline in $out/baselines"
   "$archive/bin/cargo-gpubench" --archive "$archive" --device "$device" --timeout 300 \
     --baseline-dir "$out/baselines" --save-baseline -o "$out/clean-results.json" \

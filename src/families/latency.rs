@@ -63,17 +63,27 @@ impl CacheOp {
     }
 }
 
-/// Where the chases of a sample run.
+/// Where the chases of a sample run. Every SM chases the same array from its own start, a
+/// 1/SMs of a lap apart, so that the L2 sees each line again after one lap's worth of accesses,
+/// as it would from one chaser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
-    /// One chase per SM, every SM at once (the default: the figure is the median over SMs).
+    /// Every SM at once. Right where the footprint fits the L2 many times over or overflows it
+    /// many times over; in between, SMs running at their own speeds drift into each other's
+    /// recent lines and hit where one chaser would miss.
     EverySmAtOnce,
-    /// One chase per SM, one SM after the other (the check that concurrent chases do not disturb
-    /// each other).
+    /// One SM per launch, in turn (a quarter of the steps per launch): the SMs advance in step,
+    /// so the reuse distance stays one lap, whatever the footprint.
     EachSmInTurn,
 }
 
 impl Placement {
+    /// The mode for a footprint of `bytes` on a GPU with an L2 of `l2_bytes`: one SM at a time
+    /// between a quarter and four times the L2, where a capacity decides the result.
+    pub fn for_footprint(bytes: u64, l2_bytes: u64) -> Placement {
+        if bytes > l2_bytes / 4 && bytes < 4 * l2_bytes { Placement::EachSmInTurn } else { Placement::EverySmAtOnce }
+    }
+
     /// "all_sms" / "each_sm".
     pub fn label(self) -> &'static str {
         match self {
@@ -256,18 +266,19 @@ pub fn per_access(cycles: u64, ns: u64, accesses: u64) -> Option<ChaseLatency> {
     (accesses > 0).then(|| ChaseLatency { cycles: cycles as f64 / accesses as f64, ns: ns as f64 / accesses as f64 })
 }
 
-/// Where SM `sm` starts its chase in an array of `lap` elements per lap: SMs start spread over
-/// the lap, so that they do not walk the same lines in step.
-pub fn start_index(arr_n: u64, stride: u64, lap: u64, sm: u32, slots: u32) -> u64 {
-    let step = (lap / slots.max(1) as u64).max(1);
-    ((sm as u64 % lap.max(1)) * step % lap.max(1)) * stride % arr_n.max(1)
+/// Where SM `sm` starts its chase in an array of `lap` elements per lap: the `sms` SMs start
+/// evenly spread over the lap, so that a line comes back after a whole lap's worth of accesses.
+pub fn start_index(arr_n: u64, stride: u64, lap: u64, sm: u32, sms: u32) -> u64 {
+    let sms = sms.max(1) as u64;
+    let step = (lap / sms).max(1);
+    ((sm as u64 % sms) * step % lap.max(1)) * stride % arr_n.max(1)
 }
 
 /// The latency family: `latency/<op>/<size>` for ca and cg over the size sweep, every SM chasing
-/// at once; the metrics are medians over SMs and each benchmark keeps the per-SM map. The full
-/// profile adds `latency/placement/<op>/<size>/<mode>`: an L2 and a DRAM footprint chased from
-/// every SM at once and from each SM in turn, to show that the concurrent chases do not disturb
-/// each other.
+/// ([`Placement::for_footprint`] says whether at once or in turn); the metrics are medians over
+/// SMs and each benchmark keeps the per-SM map. The full profile adds
+/// `latency/placement/cg/<size>/<mode>`: an L2, a just-beyond-L2 and a DRAM footprint chased
+/// both ways, which shows where chasing at once changes the figure.
 pub fn run(suite: &mut Suite) -> Result<()> {
     let chaser = Chaser::new(suite.gpu())?;
     let identity = suite.gpu().identity().clone();
@@ -278,7 +289,8 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let mut cases: Vec<(String, CacheOp, u64, Placement)> = Vec::new();
     for op in [CacheOp::Ca, CacheOp::Cg] {
         for bytes in sweep_sizes(&identity, suite.profile()) {
-            cases.push((format!("{}/{}", op.label(), size_label(bytes)), op, bytes, Placement::EverySmAtOnce));
+            let mode = Placement::for_footprint(bytes, identity.l2_bytes);
+            cases.push((format!("{}/{}", op.label(), size_label(bytes)), op, bytes, mode));
         }
     }
     if suite.profile() == Profile::Full {
@@ -301,9 +313,14 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     Ok(())
 }
 
-/// An L2-resident footprint (an eighth of the L2) and one four times beyond the L2.
-pub fn placement_check_sizes(gpu: &GpuIdentity) -> [u64; 2] {
-    [(gpu.l2_bytes / 8).next_power_of_two().max(1 << 20), (4 * gpu.l2_bytes).next_power_of_two()]
+/// An L2-resident footprint (an eighth of the L2), one just beyond the L2 and one four times
+/// beyond it.
+pub fn placement_check_sizes(gpu: &GpuIdentity) -> [u64; 3] {
+    [
+        (gpu.l2_bytes / 8).next_power_of_two().max(1 << 20),
+        (gpu.l2_bytes + gpu.l2_bytes / 4).next_power_of_two(),
+        (4 * gpu.l2_bytes).next_power_of_two(),
+    ]
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -326,12 +343,14 @@ fn chase_bench(
     let f = chaser.sm_function(op)?;
     let mut claims = SmClaims::new(gpu)?;
     let mut probes = SmProbes::new(gpu, claims.slots())?;
-    let (n, stride, lap, slots) = (arr.n, arr.stride, arr.lap(), claims.slots());
-    probes.set(gpu, |sm| start_index(n, stride, lap, sm, slots))?;
+    let (n, stride, lap, sms) = (arr.n, arr.stride, arr.lap(), identity.sm_count);
+    probes.set(gpu, |sm| start_index(n, stride, lap, sm, sms))?;
     let timer = EventTimer::new(gpu.stream())?;
     let warm = chaser.in_launch_warm(&identity, &arr);
-    // each SM in turn: one launch per SM per iteration, SMs taken from the first sample's map
+    // each SM in turn: one launch per iteration, on the next SM of those a first launch found
     let mut sms: Vec<u32> = Vec::new();
+    let mut turn = 0usize;
+    let steps = if placement == Placement::EachSmInTurn { (steps / 4).max(8) } else { steps };
     if placement == Placement::EachSmInTurn {
         chaser.launch_sm(gpu, &f, &arr, 0, 8, &probes, &mut claims, EVERY_SM)?;
         sms = probes.read(gpu)?.iter().map(|r| r.sm).collect();
@@ -357,9 +376,9 @@ fn chase_bench(
                     chaser.launch_sm(gpu, &f, &arr, warm, steps, &probes, &mut claims, EVERY_SM)?
                 }
                 Placement::EachSmInTurn => {
-                    for &sm in &sms {
-                        chaser.launch_sm(gpu, &f, &arr, warm, steps, &probes, &mut claims, sm)?;
-                    }
+                    let sm = sms.get(turn % sms.len().max(1)).copied().unwrap_or(EVERY_SM);
+                    turn += 1;
+                    chaser.launch_sm(gpu, &f, &arr, warm, steps, &probes, &mut claims, sm)?;
                 }
             }
         }
@@ -411,21 +430,28 @@ mod tests {
     #[test]
     fn sms_start_spread_over_the_lap() {
         // 1024 elements, stride 32 elements: a lap of 32 elements, 256 slots
-        let starts: Vec<u64> = (0..4).map(|sm| start_index(1024, 32, 32, sm, 256)).collect();
+        let starts: Vec<u64> = (0..4).map(|sm| start_index(1024, 32, 32, sm, 132)).collect();
         assert!(starts.iter().all(|s| s % 32 == 0 && *s < 1024), "{starts:?}");
-        let starts: Vec<u64> = (0..256).map(|sm| start_index(1 << 20, 32, 1 << 15, sm, 256)).collect();
+        // 132 SMs over a lap of 2^15 lines: 248 lines apart, the last one a gap short of the first
+        let starts: Vec<u64> = (0..132).map(|sm| start_index(1 << 20, 32, 1 << 15, sm, 132)).collect();
         let mut unique = starts.clone();
         unique.sort();
         unique.dedup();
-        assert_eq!(unique.len(), 256, "every SM starts at its own line");
+        assert_eq!(unique.len(), 132, "every SM starts at its own line");
+        assert_eq!(starts[1] - starts[0], 248 * 32);
+        assert!((1 << 20) - starts[131] >= 248 * 32);
     }
 
     #[test]
     fn placement_check_covers_l2_and_memory() {
         let g = h100_like();
-        let [l2, dram] = placement_check_sizes(&g);
+        let [l2, beyond, dram] = placement_check_sizes(&g);
         assert!(l2 < g.l2_bytes / 4, "{l2}");
+        assert!(beyond > g.l2_bytes && beyond < 4 * g.l2_bytes, "{beyond}");
         assert!(dram >= 4 * g.l2_bytes);
+        assert_eq!(Placement::for_footprint(l2, g.l2_bytes), Placement::EverySmAtOnce);
+        assert_eq!(Placement::for_footprint(beyond, g.l2_bytes), Placement::EachSmInTurn);
+        assert_eq!(Placement::for_footprint(dram, g.l2_bytes), Placement::EverySmAtOnce);
     }
 
     #[test]

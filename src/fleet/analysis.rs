@@ -25,6 +25,10 @@ pub struct FleetRule {
     pub sm_min_effect: f64,
     /// Fewest cards in a group for a judgement (3).
     pub min_cards: usize,
+    /// Chip maps whose interquartile range over the SMs exceeds this share of their median
+    /// (0.05) are not searched for outlier SMs: at footprints between two cache levels each SM
+    /// sees its own mix of near and far hits, so a wide spread there is the layout, not a defect.
+    pub sm_map_max_iqr: f64,
     /// The verdict rule whose per-metric thresholds widen `min_effect`.
     #[serde(skip)]
     pub verdict: Rule,
@@ -38,6 +42,7 @@ impl Default for FleetRule {
             min_effect: 0.05,
             sm_min_effect: 0.10,
             min_cards: 3,
+            sm_map_max_iqr: 0.05,
             verdict: Rule::default(),
         }
     }

@@ -51,7 +51,11 @@ type RawMap = (Better, String, BTreeMap<u32, Vec<f64>>);
 pub(crate) fn card_maps(card: &Card) -> BTreeMap<String, CardMap> {
     let mut raw: BTreeMap<String, RawMap> = BTreeMap::new();
     for r in &card.runs {
-        for b in &r.doc.benchmarks {
+        // footprints between two levels (chased one SM at a time) mix near and far hits per SM
+        let between_levels = |b: &crate::results::BenchmarkResult| {
+            b.params.get("placement").and_then(|v| v.as_str()) == Some("each_sm")
+        };
+        for b in r.doc.benchmarks.iter().filter(|b| !between_levels(b)) {
             for m in &b.sm_maps {
                 // Direction from the metric of the same name; a map without one is a latency-like
                 // quantity (cycles), lower being better.
@@ -90,6 +94,10 @@ pub(crate) fn outlier_sms(card: &Card, class: &BTreeMap<String, ClassMap>, rule:
     let mut flags = Vec::new();
     for (key, map) in card_maps(card) {
         let values: Vec<f64> = map.per_sm.values().copied().collect();
+        let quartiles = crate::results::Spread::of(&values);
+        if !((quartiles.q3 - quartiles.q1) <= rule.sm_map_max_iqr * quartiles.median.abs()) {
+            continue;
+        }
         let (med, spread) = (median(&values), mad(&values));
         let scale = floored_mad(spread, med, rule.mad_floor);
         let sign = if map.better == Better::Lower { 1.0 } else { -1.0 };
