@@ -23,6 +23,9 @@ pub mod exit {
     pub const DATA: i32 = 5;
     /// Another gpubench run holds this GPU and `--no-wait` was given.
     pub const BUSY: i32 = 6;
+    /// The run and the baseline are not comparable: a per-card baseline and a run on another
+    /// card, or another GPU class without `--allow-other-class`.
+    pub const MISMATCH: i32 = 7;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -154,6 +157,9 @@ pub enum Error {
     /// Bad input from the user.
     #[error("{0}")]
     Usage(String),
+    /// A run and a baseline that must not be compared (another card, another class).
+    #[error("{0}")]
+    Mismatch(String),
 }
 
 impl Error {
@@ -174,6 +180,7 @@ impl Error {
             Error::Busy { .. } => exit::BUSY,
             Error::Interrupted => exit::INTERRUPTED,
             Error::Usage(_) => exit::USAGE,
+            Error::Mismatch(_) => exit::MISMATCH,
         }
     }
 

@@ -383,9 +383,9 @@ fn different_profiles_are_not_comparable_and_never_regress() {
     let v = c.metric("latency/ca/16KiB", "cycles_per_access").unwrap();
     assert_eq!(v.verdict, Verdict::Inconclusive);
     assert!(v.reason.contains("parameter steps_per_launch: 4096 vs 2048"), "{}", v.reason);
-    // Benchmarks the quick profile skips in families it ran are missing, not silently passed.
+    // Benchmarks the quick profile skips in families it ran are NOT MEASURED, not silently passed.
     let v = c.metric("latency/ca/4KiB", "cycles_per_access").unwrap();
-    assert_eq!(v.verdict, Verdict::Inconclusive);
+    assert_eq!(v.verdict, Verdict::NotMeasured);
     assert_eq!(v.reason, "benchmark missing from the new run");
 }
 

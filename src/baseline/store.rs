@@ -98,9 +98,7 @@ impl Store {
                 }
                 let mut all = old.runs;
                 all.extend(runs);
-                let drop = all.len().saturating_sub(max_runs.max(1));
-                all.drain(..drop);
-                all
+                super::document::keep_newest_per_card(all, max_runs)
             }
             _ => runs,
         };

@@ -1,5 +1,6 @@
 //! Pure statistics for regression verdicts: order statistics, the Mann-Whitney U rank test,
-//! Benjamini-Hochberg false-discovery control, a bootstrap confidence interval of the ratio of
+//! Benjamini-Hochberg false-discovery control, Student's t quantiles for run-level prediction
+//! intervals, a bootstrap confidence interval of the ratio of
 //! two medians, and the seeded generator that makes the bootstrap reproducible. No I/O, no
 //! knowledge of GPUs or results files.
 
@@ -9,6 +10,7 @@ mod mann_whitney;
 mod normal;
 mod quantile;
 mod rng;
+mod student_t;
 
 pub use bootstrap::{Interval, RatioEstimate, ratio_of_medians};
 pub use fdr::benjamini_hochberg;
@@ -16,3 +18,4 @@ pub use mann_whitney::{MannWhitney, mann_whitney_u};
 pub use normal::{erfc, normal_cdf, normal_sf};
 pub use quantile::{mad, median, percentile, percentile_sorted, robust_relative_spread};
 pub use rng::{Rng, SplitMix64, fnv1a};
+pub use student_t::{t_quantile, t_two_sided_cdf};

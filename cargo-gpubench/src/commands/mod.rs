@@ -2,6 +2,7 @@
 
 mod archive;
 mod baseline;
+mod calibrate;
 mod compare;
 mod dissect;
 mod info;
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Load(l)) => load::load(l),
         Some(Command::Dissect(d)) => dissect::dissect(d),
         Some(Command::Compare(c)) => compare::compare(c),
+        Some(Command::Calibrate(c)) => calibrate::calibrate(c),
         Some(Command::Baseline(b)) => baseline::baseline(b),
     }
 }
