@@ -12,9 +12,9 @@ pub enum SaveMode {
     /// The new runs replace the old ones.
     Replace,
     /// The new runs join the old ones (which must be compatible); only the newest `max_runs`
-    /// are kept.
+    /// of each card are kept.
     Append {
-        /// Runs kept at most.
+        /// Runs kept at most per card (GPU UUID).
         max_runs: usize,
     },
 }
