@@ -136,18 +136,18 @@ fn a_run_without_kernel_clock_after_a_clock_drop_is_inconclusive_not_regressed()
 fn another_card_or_class_is_refused_with_exit_code_7() {
     let doc = run();
     let other = on_card(&doc, "GPU-other", 1.0);
-    let e = check_comparable(Some(&doc.gpu.uuid), std::slice::from_ref(&doc), &[other.clone()], false).unwrap_err();
+    let e = check_comparable(Some(&doc.gpu.uuid), std::slice::from_ref(&doc), &other.gpu, false).unwrap_err();
     assert!(matches!(e, Error::Mismatch(_)));
     assert_eq!(e.exit_code(), exit::MISMATCH);
     assert!(e.to_string().contains("GPU-other") && !e.to_string().contains('\n'), "{e}");
     // A class baseline takes any card of the class.
-    check_comparable(None, std::slice::from_ref(&doc), &[other], false).unwrap();
+    check_comparable(None, std::slice::from_ref(&doc), &other.gpu, false).unwrap();
     let mut foreign = doc.clone();
     foreign.gpu.sm_count = 114;
-    let e = check_comparable(None, std::slice::from_ref(&doc), &[foreign.clone()], false).unwrap_err();
+    let e = check_comparable(None, std::slice::from_ref(&doc), &foreign.gpu, false).unwrap_err();
     assert_eq!(e.exit_code(), exit::MISMATCH);
     assert!(e.to_string().contains("--allow-other-class"), "{e}");
-    check_comparable(None, std::slice::from_ref(&doc), &[foreign], true).unwrap();
+    check_comparable(None, std::slice::from_ref(&doc), &foreign.gpu, true).unwrap();
 }
 
 #[test]

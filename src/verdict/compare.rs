@@ -12,7 +12,7 @@ use super::{
     Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
-use crate::results::{Better, ClockDomain, ResultsDocument};
+use crate::results::{Better, ClockDomain, GpuIdentity, ResultsDocument};
 use crate::stats::{Interval, median, robust_relative_spread};
 
 /// One side of a comparison: a label for reports and its runs, oldest first.
@@ -43,30 +43,32 @@ impl Side<'_> {
 }
 
 /// Refuses a comparison that must not be made, with [`Error::Mismatch`] (exit code 7): a
-/// per-card baseline (`baseline_uuid` set) and a new run measured on another card, or sides of
-/// different GPU classes unless `allow_other_class`.
+/// per-card baseline (`baseline_uuid` set) and a new run measured on another card (`gpu`), or
+/// a GPU of another class than the baseline's newest run unless `allow_other_class`. Takes the
+/// GPU rather than the run, so that a run can be refused before it is measured.
 pub fn check_comparable(
     baseline_uuid: Option<&str>,
     baseline: &[ResultsDocument],
-    candidate: &[ResultsDocument],
+    gpu: &GpuIdentity,
     allow_other_class: bool,
 ) -> Result<()> {
-    let (Some(old), Some(new)) = (baseline.last(), candidate.last()) else { return Ok(()) };
     if let Some(uuid) = baseline_uuid
-        && let Some(other) = candidate.iter().find(|r| r.gpu.uuid != uuid)
+        && gpu.uuid != uuid
     {
         return Err(Error::Mismatch(format!(
-            "the baseline is for one card ({uuid}) and the new run was measured on {}: compare with a class baseline, or save a per-card baseline on this card",
-            other.gpu.uuid
+            "the baseline is for one card ({uuid}) and the new run is on {}: compare with a class baseline, or save a per-card baseline on this card",
+            gpu.uuid
         )));
     }
-    let (a, b) = (old.gpu.class_key(), new.gpu.class_key());
-    if a != b && !allow_other_class {
-        return Err(Error::Mismatch(format!(
-            "the baseline is for {} and the new run was measured on {}: pass --allow-other-class to compare them anyway",
-            a.slug(),
-            b.slug()
-        )));
+    if let Some(old) = baseline.last() {
+        let (a, b) = (old.gpu.class_key(), gpu.class_key());
+        if a != b && !allow_other_class {
+            return Err(Error::Mismatch(format!(
+                "the baseline is for {} and the new run is on {}: pass --allow-other-class to compare them anyway",
+                a.slug(),
+                b.slug()
+            )));
+        }
     }
     Ok(())
 }

@@ -74,6 +74,10 @@ pub fn prepare(args: &RunArgs, gpu: &GpuIdentity, root: &Path) -> Result<Judge> 
             }
         }
     };
+    // Refuse another card or class before minutes of measuring.
+    if let Some((_, runs, per_card)) = &baseline {
+        check_comparable(per_card.as_deref(), runs, gpu, args.outputs.allow_other_class)?;
+    }
     let save_key = match &args.save_baseline {
         Some(name) => {
             let key = BaselineKey::for_gpu(gpu, Some(name), args.per_gpu)?;
@@ -92,7 +96,6 @@ impl Judge {
         let mut code = exit::OK;
         if let Some((label, runs, per_card)) = &self.baseline {
             let current = [doc.clone()];
-            check_comparable(per_card.as_deref(), runs, &current, args.outputs.allow_other_class)?;
             let c = compare(Side { label, runs }, Side { label: "this run", runs: &current }, &self.config.rule)?;
             verdicts::emit(&c, &args.outputs, args.json)?;
             code = c.exit_code_with(args.outputs.fail_on.unwrap_or_default());
