@@ -94,7 +94,7 @@ impl Judge {
     /// when a metric REGRESSED (or a verdict named by `--fail-on` occurred), else 0.
     pub fn finish(self, args: &RunArgs, doc: &ResultsDocument) -> Result<i32> {
         let mut code = exit::OK;
-        if let Some((label, runs, per_card)) = &self.baseline {
+        if let Some((label, runs, _)) = &self.baseline {
             let current = [doc.clone()];
             let c = compare(Side { label, runs }, Side { label: "this run", runs: &current }, &self.config.rule)?;
             verdicts::emit(&c, &args.outputs, args.json)?;
