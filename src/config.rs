@@ -3,11 +3,11 @@
 //!
 //! ```toml
 //! [verdict]
-//! threshold = 0.02        # smallest relative change called REGRESSED or IMPROVED
-//! noise_factor = 3.0      # the threshold widens to this many times the baseline's noise
-//! alpha = 0.05            # false-discovery rate (Benjamini-Hochberg) of the rank tests
-//! confidence = 0.99       # level of the bootstrap interval of the ratio of medians
-//! resamples = 2000        # bootstrap resamples per metric
+//! threshold = 0.02        # minimum effect called REGRESSED or IMPROVED
+//! noise_factor = 1.0      # multiplies the run-level prediction band that widens it
+//! confidence = 0.99       # two-sided level of the run-level prediction interval
+//! spread_floor = 0.002    # floor of the run-to-run (or card-to-card) relative spread
+//! card_spread_floor = 0.01  # floor of the card-to-card spread in class comparisons
 //! clock_tolerance = 0.01  # clock difference above which clock-normalised values are compared
 //! min_samples = 5         # fewest samples per side for a statistical verdict
 //! min_fact_confidence = 0.9
@@ -19,7 +19,7 @@
 //!
 //! [baseline]
 //! dir = "baselines"       # relative to this file
-//! max_runs = 5            # runs an --append baseline keeps
+//! max_runs = 5            # runs per card an --append baseline keeps
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ use crate::verdict::{MetricOverride, Rule};
 /// File name looked up in the workspace (and its parents).
 pub const CONFIG_FILE: &str = "gpubench.toml";
 
-/// Runs an appended baseline keeps by default.
+/// Runs per card an appended baseline keeps by default.
 pub const DEFAULT_MAX_RUNS: usize = 5;
 
 /// Most runs a baseline may keep (each holds every raw sample of a run).
@@ -45,7 +45,7 @@ pub struct Config {
     pub rule: Rule,
     /// Baselines folder from the file (absolute, resolved against the file's folder).
     pub baseline_dir: Option<PathBuf>,
-    /// Runs an appended baseline keeps.
+    /// Runs per card an appended baseline keeps.
     pub max_runs: usize,
     /// The file it came from; `None` for the built-in defaults.
     pub source: Option<PathBuf>,
@@ -71,9 +71,9 @@ struct FileConfig {
 struct VerdictSection {
     threshold: Option<f64>,
     noise_factor: Option<f64>,
-    alpha: Option<f64>,
     confidence: Option<f64>,
-    resamples: Option<usize>,
+    spread_floor: Option<f64>,
+    card_spread_floor: Option<f64>,
     clock_tolerance: Option<f64>,
     min_samples: Option<usize>,
     min_fact_confidence: Option<f64>,
@@ -89,6 +89,7 @@ struct MetricSection {
     pattern: String,
     threshold: Option<f64>,
     noise_factor: Option<f64>,
+    card_spread: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -135,14 +136,16 @@ impl Config {
         let d = Rule::default();
         let mut overrides = Vec::new();
         for m in v.metric {
-            overrides.push(MetricOverride::new(&m.pattern, m.threshold, m.noise_factor).map_err(bad)?);
+            let mut o = MetricOverride::new(&m.pattern, m.threshold, m.noise_factor).map_err(bad)?;
+            o.card_spread = m.card_spread;
+            overrides.push(o);
         }
         let rule = Rule {
             threshold: v.threshold.unwrap_or(d.threshold),
             noise_factor: v.noise_factor.unwrap_or(d.noise_factor),
-            alpha: v.alpha.unwrap_or(d.alpha),
             confidence: v.confidence.unwrap_or(d.confidence),
-            resamples: v.resamples.unwrap_or(d.resamples),
+            spread_floor: v.spread_floor.unwrap_or(d.spread_floor),
+            card_spread_floor: v.card_spread_floor.unwrap_or(d.card_spread_floor),
             clock_tolerance: v.clock_tolerance.unwrap_or(d.clock_tolerance),
             min_samples: v.min_samples.unwrap_or(d.min_samples),
             min_fact_confidence: v.min_fact_confidence.unwrap_or(d.min_fact_confidence),
@@ -181,7 +184,7 @@ mod tests {
         let text = r#"
 [verdict]
 threshold = 0.03
-alpha = 0.01
+spread_floor = 0.001
 
 [[verdict.metric]]
 match = "latency/.*/32MiB:"
@@ -193,8 +196,8 @@ max_runs = 3
 "#;
         let c = Config::parse(text, Path::new("/w/gpubench.toml")).unwrap();
         assert_eq!(c.rule.threshold, 0.03);
-        assert_eq!(c.rule.alpha, 0.01);
-        assert_eq!(c.rule.for_metric("latency/ca/32MiB:ns_per_access"), (0.1, 3.0));
+        assert_eq!(c.rule.spread_floor, 0.001);
+        assert_eq!(c.rule.for_metric("latency/ca/32MiB:ns_per_access"), (0.1, 1.0));
         assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
         assert_eq!(c.max_runs, 3);
     }

@@ -29,14 +29,20 @@ pub mod exit {
     pub const CHANGE_POINT: i32 = 8;
     /// `fleet` found an outlier card or a failed node; `health` found a GPU outside its class.
     pub const OUTLIER: i32 = 9;
+    /// The run and the baseline are not comparable: a per-card baseline and a run on another
+    /// card, or another GPU class without `--allow-other-class`.
+    pub const MISMATCH: i32 = 10;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
 
     /// Every documented code with its one-line meaning: the one source of the README's table
     /// and the `--help` text (tests compare both with it).
     pub const TABLE: &[(i32, &str)] = &[
-        (OK, "success, no regression (PASS, IMPROVED and INCONCLUSIVE verdicts only)"),
-        (REGRESSION, "a metric or fact REGRESSED against the baseline"),
+        (OK, "success, no regression (PASS, IMPROVED, INCONCLUSIVE and NOT MEASURED verdicts only)"),
+        (
+            REGRESSION,
+            "a metric or fact REGRESSED against the baseline (or INCONCLUSIVE / NOT MEASURED with `--fail-on`)",
+        ),
         (USAGE, "usage error (bad flags, or a configuration value missing or out of range)"),
         (ENVIRONMENT, "environment: no GPU, no libcuda, no NVRTC (or one lacking a symbol), or driver too old"),
         (
@@ -52,6 +58,11 @@ pub mod exit {
         (GPU_SHARED, "another process uses the GPU (`--exclusive`)"),
         (CHANGE_POINT, "`history --fail-recent N`: a change point falls in the newest N runs of a metric"),
         (OUTLIER, "`fleet`: an outlier card or a failed node; `health`: a GPU outside its class envelope"),
+        (
+            MISMATCH,
+            "run and baseline must not be compared: a per-card baseline and another card, or another GPU class \
+             without `--allow-other-class`",
+        ),
         (INTERRUPTED, "interrupted"),
     ];
 
@@ -219,6 +230,9 @@ pub enum Error {
     /// Bad input from the user.
     #[error("{0}")]
     Usage(String),
+    /// A run and a baseline that must not be compared (another card, another class).
+    #[error("{0}")]
+    Mismatch(String),
 }
 
 impl Error {
@@ -245,6 +259,7 @@ impl Error {
             Error::GpuShared { .. } => exit::GPU_SHARED,
             Error::Interrupted => exit::INTERRUPTED,
             Error::Usage(_) => exit::USAGE,
+            Error::Mismatch(_) => exit::MISMATCH,
         }
     }
 

@@ -191,7 +191,7 @@ fn exercise(file: &Path, good: &[ResultsDocument], store: &Store, rule: &Rule, a
 }
 
 fn fuzz(seed_doc: Value, mutants: usize, seed: u64, dir: &Path, good: &[ResultsDocument]) -> (usize, usize, usize) {
-    let rule = Rule { resamples: 100, ..Rule::default() };
+    let rule = Rule::default();
     let mut all = Vec::new();
     pointers(&seed_doc, String::new(), &mut all);
     let mut g = Gen(seed);

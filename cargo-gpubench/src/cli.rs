@@ -43,6 +43,8 @@ pub enum Command {
     Dissect(DissectArgs),
     /// Compare two results or baseline files offline (no GPU): a verdict per metric.
     Compare(CompareArgs),
+    /// Calibrate the verdict rule on recorded runs: same-card and class A/A false alarms, detection power.
+    Calibrate(CalibrateArgs),
     /// List, show or save the baselines runs are compared with.
     #[command(subcommand)]
     Baseline(BaselineCommand),
@@ -182,6 +184,14 @@ pub struct VerdictOutputs {
     /// List PASS rows in the terminal table too.
     #[arg(long)]
     pub all: bool,
+
+    /// Also exit 1 on these verdicts (comma-separated): inconclusive, not-measured.
+    #[arg(long, value_name = "VERDICTS", value_parser = gpubench::verdict::FailOn::parse)]
+    pub fail_on: Option<gpubench::verdict::FailOn>,
+
+    /// Compare with a baseline of another GPU class (refused otherwise, exit code 7).
+    #[arg(long)]
+    pub allow_other_class: bool,
 }
 
 #[derive(Debug, Args)]
@@ -266,6 +276,21 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub outputs: VerdictOutputs,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Results or baseline files, folders of them, or .tar.gz archives of them.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Print the calibration as JSON instead of Markdown tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Configuration file [default: the nearest gpubench.toml].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

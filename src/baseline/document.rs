@@ -219,6 +219,22 @@ impl Baseline {
     }
 }
 
+/// Keeps at most `max_runs` (at least 1) of the newest runs of each card (GPU UUID), in their
+/// order: appending to a baseline of several cards keeps every card, never only the newest.
+pub fn keep_newest_per_card(runs: Vec<ResultsDocument>, max_runs: usize) -> Vec<ResultsDocument> {
+    let max_runs = max_runs.max(1);
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut keep = vec![false; runs.len()];
+    for (i, run) in runs.iter().enumerate().rev() {
+        let n = seen.entry(run.gpu.uuid.clone()).or_default();
+        if *n < max_runs {
+            *n += 1;
+            keep[i] = true;
+        }
+    }
+    runs.into_iter().zip(keep).filter_map(|(r, k)| k.then_some(r)).collect()
+}
+
 fn metric_summaries(runs: &[ResultsDocument]) -> Vec<BaselineMetric> {
     let mut out: Vec<BaselineMetric> = Vec::new();
     let mut pooled: Vec<Vec<f64>> = Vec::new();

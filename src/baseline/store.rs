@@ -13,9 +13,9 @@ pub enum SaveMode {
     /// The new runs replace the old ones.
     Replace,
     /// The new runs join the old ones (which must be compatible); only the newest `max_runs`
-    /// are kept.
+    /// of each card are kept.
     Append {
-        /// Runs kept at most.
+        /// Runs kept at most per card (GPU UUID).
         max_runs: usize,
     },
 }
@@ -112,9 +112,7 @@ impl Store {
                 }
                 let mut all = old.runs;
                 all.extend(runs);
-                let drop = all.len().saturating_sub(max_runs.max(1));
-                all.drain(..drop);
-                all
+                super::document::keep_newest_per_card(all, max_runs)
             }
             _ => runs,
         };

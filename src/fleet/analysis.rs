@@ -26,7 +26,7 @@ pub struct FleetRule {
     /// Fewest cards in a group for a judgement (3).
     pub min_cards: usize,
     /// Chip maps whose interquartile range over the SMs exceeds this share of their median
-    /// (0.05) are not searched for outlier SMs: at footprints between two cache levels each SM
+    /// (0.10) are not searched for outlier SMs: at footprints between two cache levels each SM
     /// sees its own mix of near and far hits, so a wide spread there is the layout, not a defect.
     pub sm_map_max_iqr: f64,
     /// The verdict rule whose per-metric thresholds widen `min_effect`.
@@ -42,13 +42,20 @@ impl Default for FleetRule {
             min_effect: 0.05,
             sm_min_effect: 0.10,
             min_cards: 3,
-            sm_map_max_iqr: 0.05,
+            sm_map_max_iqr: 0.10,
             verdict: Rule::default(),
         }
     }
 }
 
 impl FleetRule {
+    /// MAD floor of the metric `key`, relative to the class median: [`FleetRule::mad_floor`], or
+    /// the between-card spread floor the verdict rule sets for the metric (gpubench.toml
+    /// `card_spread`, a standard deviation, turned into a MAD), whichever is larger.
+    pub fn mad_floor_for(&self, key: &str) -> f64 {
+        self.mad_floor.max(self.verdict.card_floor(key) / 1.4826)
+    }
+
     /// The minimum relative effect of metric `key` ("<benchmark id>:<metric>").
     pub fn min_effect_for(&self, key: &str) -> f64 {
         self.min_effect.max(self.verdict.for_metric(key).0)
@@ -278,7 +285,7 @@ fn judge_card(
     for row in envelope {
         let Some(&x) = card.values.get(&row.key) else { continue };
         let sign = if row.better == Better::Lower { 1.0 } else { -1.0 };
-        let zz = sign * z_score(x, row.median, floored_mad(row.mad, row.median, rule.mad_floor));
+        let zz = sign * z_score(x, row.median, floored_mad(row.mad, row.median, rule.mad_floor_for(&row.key)));
         z.insert(row.key.clone(), zz);
         if zz > score {
             score = zz;

@@ -52,9 +52,8 @@ pub(crate) fn card_maps(card: &Card) -> BTreeMap<String, CardMap> {
     let mut raw: BTreeMap<String, RawMap> = BTreeMap::new();
     for r in &card.runs {
         // footprints between two levels (chased one SM at a time) mix near and far hits per SM
-        let between_levels = |b: &crate::results::BenchmarkResult| {
-            b.params.get("placement").and_then(|v| v.as_str()) == Some("each_sm")
-        };
+        let between_levels =
+            |b: &crate::results::BenchmarkResult| b.params.get("placement").and_then(|v| v.as_str()) == Some("each_sm");
         for b in r.doc.benchmarks.iter().filter(|b| !between_levels(b)) {
             for m in &b.sm_maps {
                 // Direction from the metric of the same name; a map without one is a latency-like

@@ -35,7 +35,7 @@ pub fn side_line(s: &SideInfo) -> String {
     format!("{} {uuid}, {runs} {}, profile {}", s.gpu.name, utc_time(s.created_unix_s), s.settings.profile)
 }
 
-/// "threshold ±2.0% (at least 3x the baseline's noise), FDR 5%, 99% bootstrap intervals".
+/// "minimum effect ±2.0%, widened by 99% run-level prediction intervals (spread floor 0.2%)".
 pub fn rule_line(c: &Comparison) -> String {
     let r = &c.rule;
     let overrides = match r.overrides.len() {
@@ -43,11 +43,10 @@ pub fn rule_line(c: &Comparison) -> String {
         n => format!(", {n} per-metric override{}", if n == 1 { "" } else { "s" }),
     };
     format!(
-        "threshold ±{:.1}% (at least {}x the baseline's noise){overrides}, FDR {:.0}%, {:.0}% bootstrap intervals",
+        "minimum effect ±{:.1}%, widened by {:.0}% run-level prediction intervals (spread floor {:.1}%){overrides}",
         r.threshold * 100.0,
-        r.noise_factor,
-        r.alpha * 100.0,
-        r.confidence * 100.0
+        r.confidence * 100.0,
+        r.spread_floor * 100.0
     )
 }
 
@@ -59,6 +58,7 @@ pub fn header_lines(c: &Comparison) -> Vec<String> {
         format!("stack:    {}", c.upgrade.stack_line()),
         format!("code:     {}", c.upgrade.kernels_line()),
         format!("rule:     {}", rule_line(c)),
+        format!("against:  {}", c.baseline_kind.describe()),
     ];
     if !c.not_run.is_empty() {
         lines.push(format!("not run:  {} baseline metrics (name filter or families not selected)", c.not_run.len()));

@@ -1,5 +1,6 @@
 //! The comparison as JUnit XML: one test case per metric and fact, REGRESSED as a failure,
-//! INCONCLUSIVE as skipped, so that CI systems show regressions like failing tests.
+//! INCONCLUSIVE and NOT MEASURED as skipped, so that CI systems show regressions like failing
+//! tests. The suite properties say which kind of baseline the run was compared with.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,7 @@ pub fn junit(c: &Comparison) -> String {
         families.entry(m.family.as_str()).or_default().push(m);
     }
     let failures = c.counts.regressed;
-    let skipped = c.counts.inconclusive;
+    let skipped = c.counts.inconclusive + c.counts.not_measured;
     let tests = c.metrics.len() + c.facts.len();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     x.push_str(&format!(
@@ -26,7 +27,7 @@ pub fn junit(c: &Comparison) -> String {
             esc(family),
             metrics.len(),
             count(Verdict::Regressed),
-            count(Verdict::Inconclusive)
+            count(Verdict::Inconclusive) + count(Verdict::NotMeasured)
         ));
         properties(&mut x, c);
         for m in metrics {
@@ -64,6 +65,10 @@ fn properties(x: &mut String, c: &Comparison) {
     };
     prop("gpu", &c.candidate.gpu.name);
     prop("baseline", &c.baseline.label);
+    prop("baseline_kind", &c.baseline_kind.describe());
+    prop("baseline_level", c.baseline_kind.level.label());
+    prop("baseline_cards", &c.baseline_kind.cards.to_string());
+    prop("baseline_runs", &c.baseline_kind.runs.to_string());
     prop("stack", &c.upgrade.stack_line());
     prop("code", &c.upgrade.kernels_line());
     x.push_str("    </properties>\n");
@@ -78,7 +83,7 @@ fn case(x: &mut String, family: &str, name: &str, verdict: Verdict, reason: &str
             esc(&message),
             esc(detail)
         )),
-        Verdict::Inconclusive => {
+        Verdict::Inconclusive | Verdict::NotMeasured => {
             x.push_str(&format!(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", esc(&message)))
         }
         Verdict::Pass | Verdict::Improved => x.push_str(&format!(

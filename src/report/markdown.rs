@@ -11,6 +11,7 @@ pub fn markdown(c: &Comparison) -> String {
     let status = if c.regressed() { "REGRESSED" } else { "no regression" };
     s.push_str(&format!("## gpubench: {status}\n\n"));
     s.push_str(&format!("**{}** of {} metrics and facts.\n\n", c.counts.line(), c.metrics.len() + c.facts.len()));
+    s.push_str(&format!("Compared with a {}.\n\n", escape(&c.baseline_kind.describe())));
 
     s.push_str("| | baseline | new |\n| --- | --- | --- |\n");
     let (b, n) = (&c.baseline, &c.candidate);

@@ -2,6 +2,7 @@
 //! the results and comparison types: no I/O, no GPU.
 
 pub mod baseline;
+pub mod calibration;
 pub mod chipmap;
 pub mod device;
 pub mod header;
@@ -11,6 +12,7 @@ pub mod table;
 pub mod verdict_table;
 
 pub use baseline::{baseline_list_table, baseline_report};
+pub use calibration::calibration_markdown;
 pub use device::{info_table, load_table, ramp_table};
 pub use header::{header_lines, utc_time};
 pub use junit::junit;

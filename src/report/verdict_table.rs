@@ -47,6 +47,7 @@ pub fn verdict_table(c: &Comparison, opts: TableOptions) -> Table {
         Verdict::Regressed => Some(Color::Red),
         Verdict::Improved => Some(Color::Green),
         Verdict::Inconclusive => Some(Color::Yellow),
+        Verdict::NotMeasured => Some(Color::Magenta),
         Verdict::Pass => None,
     };
     let verdict_cell = |v: Verdict| {
@@ -93,7 +94,8 @@ pub fn change_text(m: &MetricVerdict) -> String {
     m.change().map(|c| format!("{:+.2}%", c * 100.0)).unwrap_or_else(|| "-".into())
 }
 
-/// Metrics ordered by severity (REGRESSED, IMPROVED, INCONCLUSIVE, PASS), stable otherwise.
+/// Metrics ordered by severity (REGRESSED, IMPROVED, INCONCLUSIVE, NOT MEASURED, PASS), stable
+/// otherwise.
 pub fn sorted(metrics: &[MetricVerdict]) -> Vec<&MetricVerdict> {
     let mut v: Vec<&MetricVerdict> = metrics.iter().collect();
     v.sort_by_key(|m| m.verdict);

@@ -1,5 +1,6 @@
 //! Pure statistics for regression verdicts: order statistics, the Mann-Whitney U rank test,
-//! Benjamini-Hochberg false-discovery control, a bootstrap confidence interval of the ratio of
+//! Benjamini-Hochberg false-discovery control, Student's t quantiles for run-level prediction
+//! intervals, a bootstrap confidence interval of the ratio of
 //! two medians, and the seeded generator that makes the bootstrap reproducible. No I/O, no
 //! knowledge of GPUs or results files.
 
@@ -10,6 +11,7 @@ mod normal;
 mod quantile;
 mod rng;
 mod robust;
+mod student_t;
 
 pub use bootstrap::{Interval, RatioEstimate, ratio_of_medians};
 pub use fdr::benjamini_hochberg;
@@ -18,3 +20,4 @@ pub use normal::{erfc, normal_cdf, normal_sf};
 pub use quantile::{mad, median, percentile, percentile_sorted, robust_relative_spread};
 pub use rng::{Rng, SplitMix64, fnv1a};
 pub use robust::robust_z;
+pub use student_t::{t_quantile, t_two_sided_cdf};

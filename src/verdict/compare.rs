@@ -6,14 +6,15 @@ use regex::Regex;
 
 use super::contamination;
 use super::gate::{self, Prepared};
+use super::level::{self, Level};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
-    Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, SideInfo, SideStats, Upgrade, Verdict,
-    facts::compare_facts,
+    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, SideInfo, SideStats, Upgrade,
+    Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
-use crate::results::{Better, ClockDomain, ResultsDocument};
-use crate::stats::{Interval, Rng, benjamini_hochberg, fnv1a, mann_whitney_u, ratio_of_medians};
+use crate::results::{Better, ClockDomain, GpuIdentity, ResultsDocument};
+use crate::stats::{Interval, median, robust_relative_spread};
 
 /// One side of a comparison: a label for reports and its runs, oldest first.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +43,37 @@ impl Side<'_> {
     }
 }
 
+/// Refuses a comparison that must not be made, with [`Error::Mismatch`] (exit code 7): a
+/// per-card baseline (`baseline_uuid` set) and a new run measured on another card (`gpu`), or
+/// a GPU of another class than the baseline's newest run unless `allow_other_class`. Takes the
+/// GPU rather than the run, so that a run can be refused before it is measured.
+pub fn check_comparable(
+    baseline_uuid: Option<&str>,
+    baseline: &[ResultsDocument],
+    gpu: &GpuIdentity,
+    allow_other_class: bool,
+) -> Result<()> {
+    if let Some(uuid) = baseline_uuid
+        && gpu.uuid != uuid
+    {
+        return Err(Error::Mismatch(format!(
+            "the baseline is for one card ({uuid}) and the new run is on {}: compare with a class baseline, or save a per-card baseline on this card",
+            gpu.uuid
+        )));
+    }
+    if let Some(old) = baseline.last() {
+        let (a, b) = (old.gpu.class_key(), gpu.class_key());
+        if a != b && !allow_other_class {
+            return Err(Error::Mismatch(format!(
+                "the baseline is for {} and the new run is on {}: pass --allow-other-class to compare them anyway",
+                a.slug(),
+                b.slug()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Compares `candidate` with `baseline` under `rule` (see the module documentation of
 /// [`crate::verdict`]). Fails only when a side has no runs or the rule is out of range.
 pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<Comparison> {
@@ -62,6 +94,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
     // Another process on the GPU during a benchmark: its metrics are INCONCLUSIVE, never judged.
     let (old_shared, new_shared) =
         (contamination::by_benchmark(baseline.runs), contamination::by_benchmark(candidate.runs));
+    let candidate_uuid = new_run.gpu.uuid.as_str();
     let mut assessed = Vec::new();
     let mut not_run = Vec::new();
     for old in &old_series {
@@ -71,27 +104,31 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
                 (None, Some(why)) => {
                     Assessed { row: row(old, Verdict::Inconclusive, format!("baseline: {why}")), stats: None }
                 }
-                (None, None) => assess(old, new, rule),
+                (None, None) => assess(old, new, candidate_uuid, rule),
             }),
             None => {
                 let ran = new_benchmarks.contains(old.benchmark.as_str());
                 let filtered = filter.as_ref().is_some_and(|f| !f.is_match(&old.benchmark));
-                if !ran && (filtered || !new_families.contains(old.family.as_str())) {
+                if !ran && filtered {
                     not_run.push(old.key());
                     continue;
                 }
-                let why = if ran { "metric not reported by the new run" } else { "benchmark missing from the new run" };
-                assessed.push(Assessed { row: row(old, Verdict::Inconclusive, why.into()), stats: None });
+                let why = if ran {
+                    "metric not reported by the new run"
+                } else if new_families.contains(old.family.as_str()) {
+                    "benchmark missing from the new run"
+                } else {
+                    "family not measured by the new run"
+                };
+                assessed.push(Assessed { row: row(old, Verdict::NotMeasured, why.into()), stats: None });
             }
         }
     }
 
-    let p: Vec<f64> = assessed.iter().filter_map(|a| a.stats.as_ref().map(|s| s.p)).collect();
-    let mut q = benjamini_hochberg(&p).into_iter();
     let metrics: Vec<MetricVerdict> = assessed
         .into_iter()
         .map(|a| match a.stats {
-            Some(stats) => decide(a.row, &stats, q.next().unwrap_or(1.0), rule),
+            Some(stats) => decide(a.row, &stats),
             None => a.row,
         })
         .collect();
@@ -102,6 +139,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         baseline: baseline.info()?,
         candidate: candidate.info()?,
         upgrade: Upgrade::between(old_run, new_run),
+        baseline_kind: baseline_kind(baseline.runs, candidate_uuid),
         rule: rule.clone(),
         metrics,
         facts: compare_facts(&old_run.facts, &new_run.facts, rule),
@@ -111,14 +149,35 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
             .map(MetricSeries::key)
             .collect(),
         not_run,
-        warnings: warnings(old_run, new_run),
+        warnings: warnings(old_run, new_run, baseline.runs),
     };
     comparison.recount();
     Ok(comparison)
 }
 
-fn warnings(old: &ResultsDocument, new: &ResultsDocument) -> Vec<String> {
+/// The kind of baseline `runs` is for a new run on `uuid`.
+fn baseline_kind(runs: &[ResultsDocument], uuid: &str) -> BaselineKind {
+    let cards: BTreeSet<&str> = runs.iter().map(|r| r.gpu.uuid.as_str()).collect();
+    let same_card_runs = runs.iter().filter(|r| r.gpu.uuid == uuid).count();
+    let level = if same_card_runs > 0 {
+        Level::SameCard
+    } else if cards.len() >= 2 {
+        Level::Class
+    } else {
+        Level::OtherCard
+    };
+    BaselineKind { level, cards: cards.len(), runs: runs.len(), same_card_runs, uuid: uuid.to_string() }
+}
+
+fn warnings(old: &ResultsDocument, new: &ResultsDocument, baseline_runs: &[ResultsDocument]) -> Vec<String> {
     let mut w = Vec::new();
+    let kind = baseline_kind(baseline_runs, &new.gpu.uuid);
+    if kind.level == Level::OtherCard {
+        w.push(format!(
+            "the baseline holds one card ({}), not this one ({}): how cards of the class differ is unknown, so no metric can be REGRESSED or IMPROVED (save runs of two or more cards for a class baseline)",
+            old.gpu.uuid, new.gpu.uuid
+        ));
+    }
     let (a, b) = (old.gpu.class_key(), new.gpu.class_key());
     if a != b {
         w.push(format!("different GPU classes: baseline {}, new {}", a.slug(), b.slug()));
@@ -146,15 +205,20 @@ enum Gate {
     Clock(f64, String),
 }
 
-/// Statistics of one metric, awaiting the suite-wide correction of its p-value.
+/// What the verdict of one metric is decided from.
 #[derive(Debug, Clone)]
 struct Stats {
-    p: f64,
     ratio: f64,
-    ci: Interval,
+    /// Minimum effect.
+    minimum: f64,
+    /// Threshold: the minimum effect or the prediction band, whichever is wider.
     threshold: f64,
-    widened: bool,
+    level: Level,
+    /// Reference values (runs or cards).
+    k: usize,
     gate: Gate,
+    /// Why an SM-clock verdict cannot rule out a clock change (no kernel clock on a side).
+    no_kernel_clock: Option<String>,
     excluded_note: Option<String>,
 }
 
@@ -177,10 +241,10 @@ fn row(s: &MetricSeries, verdict: Verdict, reason: String) -> MetricVerdict {
         candidate: None,
         ratio: None,
         ci: None,
-        p_value: None,
-        q_value: None,
         threshold: None,
         noise: None,
+        level: None,
+        reference_n: None,
     }
 }
 
@@ -195,8 +259,8 @@ fn side_stats(p: &Prepared, values: &[f64]) -> SideStats {
     }
 }
 
-/// Everything up to the significance correction: compatibility, gate, test, interval.
-fn assess(old: &MetricSeries, new: &MetricSeries, rule: &Rule) -> Assessed {
+/// Everything the verdict is decided from: compatibility, gate, level, prediction band.
+fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &Rule) -> Assessed {
     let incompatible = old
         .inconsistent
         .as_ref()
@@ -259,9 +323,11 @@ fn assess(old: &MetricSeries, new: &MetricSeries, rule: &Rule) -> Assessed {
         Gate::Clean
     };
 
-    let (basis, bv, cv, b_runs) = match (&gate, &b.normalized, &c.normalized) {
-        (Gate::Normalized(_), Some(bn), Some(cn)) => (Basis::Normalized, bn, cn, &b.normalized_run_medians),
-        _ => (Basis::Raw, &b.values, &c.values, &b.run_medians),
+    let (basis, bv, cv, b_runs, b_uuids, c_runs) = match (&gate, &b.normalized, &c.normalized) {
+        (Gate::Normalized(_), Some(bn), Some(cn)) => {
+            (Basis::Normalized, bn, cn, &b.normalized_run_medians, &b.normalized_run_uuids, &c.normalized_run_medians)
+        }
+        _ => (Basis::Raw, &b.values, &c.values, &b.run_medians, &b.run_uuids, &c.run_medians),
     };
     if basis == Basis::Normalized {
         r.unit = old.normalized_unit.clone().unwrap_or_else(|| old.unit.clone());
@@ -271,69 +337,100 @@ fn assess(old: &MetricSeries, new: &MetricSeries, rule: &Rule) -> Assessed {
     r.candidate = Some(side_stats(&c, cv));
 
     let key = old.key();
-    let (configured, noise_factor) = rule.for_metric(&key);
-    let noise = gate::noise(bv, b_runs);
-    let threshold = configured.max(noise_factor * noise);
-    r.noise = Some(noise);
-    r.threshold = Some(threshold);
-
-    let mut rng = Rng::seeded(rule.seed ^ fnv1a(&key));
-    let (Some(test), Some(est)) =
-        (mann_whitney_u(bv, cv), ratio_of_medians(bv, cv, rule.resamples, rule.confidence, &mut rng))
-    else {
+    let (minimum, band_factor) = rule.for_metric(&key);
+    let reference = level::reference(b_runs, b_uuids, candidate_uuid);
+    // The new side: one value per run on the same card; one card for a class comparison.
+    let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
+    // A run's median is no more precise than its own samples allow: the floor is at least the
+    // standard error of one run's median (1.2533 × robust spread / √samples per run).
+    let within = |p: &Prepared, v: &[f64]| {
+        let per_run = (v.len() / p.runs.max(1)).max(1) as f64;
+        robust_relative_spread(v).unwrap_or(0.0) * 1.2533 / per_run.sqrt()
+    };
+    let mut floor = rule.spread_floor.max(within(&b, bv)).max(within(&c, cv));
+    if reference.level == Level::Class {
+        floor = floor.max(rule.card_floor(&key));
+    }
+    let (Some(x), Some(band)) = (
+        median(c_runs),
+        level::band(&reference.values, n_new, rule.confidence, floor, reference.run_spread, c_runs.len()),
+    ) else {
         r.reason = "baseline median is not positive: no ratio to judge".into();
         return Assessed { row: r, stats: None };
     };
-    r.p_value = Some(test.p);
-    r.ratio = Some(est.ratio);
-    r.ci = Some(est.ci);
+    let threshold = minimum.max(band_factor * band.half_width);
+    let ratio = x / band.center;
+    r.noise = Some(band.spread);
+    r.threshold = Some(threshold);
+    r.level = Some(reference.level);
+    r.reference_n = Some(band.k);
+    r.ratio = Some(ratio);
+    r.ci = Some(Interval { lo: ratio * (1.0 - band.half_width), hi: ratio * (1.0 + band.half_width) });
+
+    // One side timed by the kernel's own clock, the other only by NVML (whose reading may be
+    // stale): a change of the SM clock cannot be ruled out.
+    let no_kernel_clock = (old.domain == ClockDomain::Sm && b.kernel_clock != c.kernel_clock).then(|| {
+        let side = if b.kernel_clock { "the new run" } else { "the baseline" };
+        format!("{side} has no kernel clock reading, so a change of the SM clock cannot be ruled out")
+    });
     let excluded: Vec<String> = [("baseline", b.excluded), ("new run", c.excluded)]
         .into_iter()
         .filter(|(_, n)| *n > 0)
         .map(|(side, n)| format!("{n} throttled samples of the {side} left out"))
         .collect();
     let stats = Stats {
-        p: test.p,
-        ratio: est.ratio,
-        ci: est.ci,
+        ratio,
+        minimum,
         threshold,
-        widened: threshold > configured,
+        level: reference.level,
+        k: band.k,
         gate,
+        no_kernel_clock,
         excluded_note: (!excluded.is_empty()).then(|| excluded.join(", ")),
     };
     Assessed { row: r, stats: Some(stats) }
 }
 
-/// The verdict, once the p-value is corrected over the suite (`q`).
-fn decide(mut r: MetricVerdict, st: &Stats, q: f64, rule: &Rule) -> MetricVerdict {
-    r.q_value = Some(q);
-    // "Worse" factors: > 1 means worse, whatever the metric's direction.
-    let (worse, worse_lo, worse_hi) = match r.better {
-        Better::Lower => (st.ratio, st.ci.lo, st.ci.hi),
-        Better::Higher => (1.0 / st.ratio, 1.0 / st.ci.hi, 1.0 / st.ci.lo),
+/// The verdict from the change, the threshold and the gates.
+fn decide(mut r: MetricVerdict, st: &Stats) -> MetricVerdict {
+    // "Worse" factor: > 1 means worse, whatever the metric's direction.
+    let worse = match r.better {
+        Better::Lower => st.ratio,
+        Better::Higher => 1.0 / st.ratio,
     };
     let bound = 1.0 + st.threshold;
-    let significant = q < rule.alpha;
-    let point_beyond = worse > bound || worse < 1.0 / bound;
-    let mut verdict = if significant && worse_lo > bound {
+    let min_bound = 1.0 + st.minimum;
+    let mut verdict = if worse > bound {
         Verdict::Regressed
-    } else if significant && worse_hi < 1.0 / bound {
+    } else if worse < 1.0 / bound {
         Verdict::Improved
-    } else if point_beyond {
+    } else if worse > min_bound || worse < 1.0 / min_bound {
         Verdict::Inconclusive
     } else {
         Verdict::Pass
     };
-    let pct = |x: f64| format!("{:+.2}%", (x - 1.0) * 100.0);
-    let change =
-        format!("{} ({:.0}% CI {} to {})", pct(st.ratio), rule.confidence * 100.0, pct(st.ci.lo), pct(st.ci.hi));
-    let limit = format!("±{:.1}%{}", st.threshold * 100.0, if st.widened { " (widened by noise)" } else { "" });
-    let mut reason = match verdict {
-        Verdict::Regressed | Verdict::Improved => format!("{change} beyond {limit}, q={q:.1e}"),
-        Verdict::Pass => format!("{change} within {limit}"),
-        _ if !significant => format!("{change} beyond {limit} but not significant (q={q:.2})"),
-        _ => format!("{change}: interval overlaps {limit}"),
+    let unit = st.level.unit();
+    let against = format!("{} {unit}{}", st.k, if st.k == 1 { "" } else { "s" });
+    let change = format!("{:+.2}% vs {against} ({})", (st.ratio - 1.0) * 100.0, st.level.label());
+    let limit = if st.threshold > st.minimum {
+        format!(
+            "±{:.1}% (minimum {:.1}%, widened by the {unit}-to-{unit} spread)",
+            st.threshold * 100.0,
+            st.minimum * 100.0
+        )
+    } else {
+        format!("±{:.1}%", st.threshold * 100.0)
     };
+    let mut reason = match verdict {
+        Verdict::Regressed | Verdict::Improved => format!("{change} beyond {limit}"),
+        Verdict::Pass => format!("{change} within {limit}"),
+        _ => format!("{change}: beyond the minimum effect but within {limit}"),
+    };
+    let decided = matches!(verdict, Verdict::Regressed | Verdict::Improved);
+    if decided && st.level == Level::OtherCard {
+        reason = format!("the baseline holds one other card, between-card spread unknown: {reason}");
+        verdict = Verdict::Inconclusive;
+    }
     match &st.gate {
         Gate::Clean => {}
         Gate::Normalized(why) => reason = format!("clock-normalised ({why}): {reason}"),
@@ -347,8 +444,8 @@ fn decide(mut r: MetricVerdict, st: &Stats, q: f64, rule: &Rule) -> MetricVerdic
         }
         Gate::Clock(factor, why) => {
             let holds = match verdict {
-                Verdict::Regressed => worse_lo / factor > bound,
-                Verdict::Improved => worse_hi * factor < 1.0 / bound,
+                Verdict::Regressed => worse / factor > bound,
+                Verdict::Improved => worse * factor < 1.0 / bound,
                 _ => true,
             };
             if !holds {
@@ -356,6 +453,12 @@ fn decide(mut r: MetricVerdict, st: &Stats, q: f64, rule: &Rule) -> MetricVerdic
                 verdict = Verdict::Inconclusive;
             }
         }
+    }
+    if let Some(why) = &st.no_kernel_clock
+        && matches!(verdict, Verdict::Regressed | Verdict::Improved)
+    {
+        reason = format!("{why}: {reason}");
+        verdict = Verdict::Inconclusive;
     }
     if let Some(note) = &st.excluded_note {
         reason = format!("{reason}; {note}");

@@ -18,8 +18,14 @@ pub(crate) struct Prepared {
     pub normalized: Option<Vec<f64>>,
     /// Median of each run's kept raw samples.
     pub run_medians: Vec<f64>,
+    /// GPU UUID of each entry of `run_medians`.
+    pub run_uuids: Vec<String>,
     /// Median of each run's kept normalised samples.
     pub normalized_run_medians: Vec<f64>,
+    /// GPU UUID of each entry of `normalized_run_medians`.
+    pub normalized_run_uuids: Vec<String>,
+    /// Whether every run has the kernel's own clock readings.
+    pub kernel_clock: bool,
     /// Samples before exclusion.
     pub total: usize,
     /// Samples NVML saw throttled.
@@ -46,6 +52,9 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
     let mut normalized = Some(Vec::new());
     let mut run_medians = Vec::new();
     let mut normalized_run_medians = Vec::new();
+    let mut run_uuids = Vec::new();
+    let mut normalized_run_uuids = Vec::new();
+    let mut kernel_clock = true;
     let mut clocks = Vec::new();
     let mut reasons = BTreeSet::new();
     let mut used_runs = 0;
@@ -57,12 +66,19 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
         }
         used_runs += 1;
         let v: Vec<f64> = kept.iter().map(|&i| r.values[i]).filter(|v| v.is_finite()).collect();
-        run_medians.extend(median(&v));
+        if let Some(m) = median(&v) {
+            run_medians.push(m);
+            run_uuids.push(r.uuid.clone());
+        }
+        kernel_clock &= r.kernel_clock;
         values.extend(v);
         match (&mut normalized, &r.normalized) {
             (Some(acc), Some(nv)) => {
                 let v: Vec<f64> = kept.iter().map(|&i| nv[i]).filter(|v| v.is_finite()).collect();
-                normalized_run_medians.extend(median(&v));
+                if let Some(m) = median(&v) {
+                    normalized_run_medians.push(m);
+                    normalized_run_uuids.push(r.uuid.clone());
+                }
                 acc.extend(v);
             }
             _ => normalized = None,
@@ -76,7 +92,10 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
         values,
         normalized,
         run_medians,
+        run_uuids,
         normalized_run_medians,
+        normalized_run_uuids,
+        kernel_clock: kernel_clock && used_runs > 0,
         total,
         throttled_samples: throttled_count,
         excluded: if exclude { throttled_count } else { 0 },
@@ -111,6 +130,8 @@ mod tests {
             throttled: throttled.to_vec(),
             reasons: if throttled.iter().any(|&t| t) { ["sw_power_cap".to_string()].into() } else { BTreeSet::new() },
             clock_mhz: vec![Some(clock); values.len()],
+            kernel_clock: true,
+            uuid: "GPU-test".into(),
         }
     }
 

@@ -1,5 +1,5 @@
 //! Regression verdicts: the rule of DESIGN.md section 4, applied per metric to a baseline and a
-//! new run (or two sets of runs).
+//! new run (or two sets of runs). The run is the unit of evidence, not the sample.
 //!
 //! For every metric both sides measured:
 //!
@@ -7,37 +7,117 @@
 //!    remain. When a side throttled as a whole or the effective clocks of the two sides differ
 //!    by more than [`Rule::clock_tolerance`], clock-normalised values are compared if both
 //!    sides have them; otherwise a change that the throttling or the clock difference could
-//!    explain is INCONCLUSIVE, never REGRESSED.
-//! 2. **Significance**: a two-sided Mann-Whitney U test on the per-sample values, with
-//!    Benjamini-Hochberg over every metric of the comparison.
-//! 3. **Effect size**: the bootstrap confidence interval of median(new) / median(baseline)
-//!    must lie entirely beyond the metric's threshold (the configured threshold, widened by
-//!    the baseline's own noise; see [`Rule`]) in the bad direction for REGRESSED, in the good
-//!    direction for IMPROVED. A point estimate beyond the threshold whose interval or test
-//!    does not confirm it is INCONCLUSIVE; anything else is PASS.
+//!    explain is INCONCLUSIVE, never REGRESSED. An SM-clock metric from a side without the
+//!    kernel's own clock readings cannot rule out a clock change: INCONCLUSIVE at most.
+//! 2. **Level** ([`level`]): each side is reduced to run medians. When the new run's GPU UUID
+//!    is among the baseline's runs, it is judged against that card's run medians (run-to-run
+//!    spread); otherwise against one median per baseline card (between-card spread). A
+//!    baseline of one other card cannot say how cards differ: INCONCLUSIVE at most.
+//! 3. **Effect size**: the new median of run medians, relative to the mean of the reference
+//!    values, must lie beyond the metric's threshold: the configured minimum effect, widened
+//!    only by the Student-t prediction band of the level that applies (see [`Rule`]). Beyond
+//!    the minimum effect but inside the band is INCONCLUSIVE; inside the minimum effect PASS.
+//!    There is no sample-level significance test: samples of one run are not independent, and
+//!    a test that treats them so flags run-to-run noise on nearly every metric.
 //! 4. **Facts** compare exactly.
+//! 5. A baseline metric the new run did not measure (its benchmark or family is absent, and no
+//!    name filter explains it) is NOT MEASURED.
 //!
 //! "Bad" follows the metric's declared direction: latency up is bad, bandwidth down is bad.
 
+pub mod calibrate;
 mod compare;
 mod contamination;
+pub mod corpus;
 mod facts;
 mod gate;
+mod level;
 mod rule;
 mod series;
 mod upgrade;
 
 use serde::{Deserialize, Serialize};
 
-pub use compare::{Side, compare};
+pub use compare::{Side, check_comparable, compare};
 pub use facts::{FactVerdict, show as show_fact};
 pub use gate::noise as baseline_noise;
+pub use level::Level;
 pub use rule::{MetricOverride, Rule};
 pub use upgrade::{KernelChange, StackField, Upgrade, kernels as run_kernels};
 
 use crate::error::exit;
 use crate::results::{Better, GpuIdentity, Settings, Stack};
 use crate::stats::Interval;
+
+/// Verdicts besides REGRESSED that make the comparison fail (exit code 1), for CI jobs that
+/// must not pass on missing or undecidable data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FailOn {
+    /// Fail when any metric or fact is INCONCLUSIVE.
+    pub inconclusive: bool,
+    /// Fail when any baseline metric was NOT MEASURED.
+    pub not_measured: bool,
+}
+
+impl FailOn {
+    /// Parses a comma-separated list of "inconclusive", "not-measured" (also "not_measured").
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let mut f = FailOn::default();
+        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word.to_ascii_lowercase().as_str() {
+                "inconclusive" => f.inconclusive = true,
+                "not-measured" | "not_measured" => f.not_measured = true,
+                other => return Err(format!("unknown verdict `{other}` (use inconclusive, not-measured)")),
+            }
+        }
+        Ok(f)
+    }
+}
+
+/// Which kind of baseline a run was compared with (DESIGN.md section 5), as every report says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BaselineKind {
+    /// Same card (the new run's UUID is among the baseline's runs), class (several other
+    /// cards), or other card (one card, not the new run's).
+    pub level: Level,
+    /// Distinct cards (GPU UUIDs) in the baseline.
+    pub cards: usize,
+    /// Runs in the baseline.
+    pub runs: usize,
+    /// Baseline runs on the new run's card (0 unless `level` is same card).
+    pub same_card_runs: usize,
+    /// The new run's GPU UUID.
+    pub uuid: String,
+}
+
+impl BaselineKind {
+    /// "per-card baseline: 6 runs of GPU-2e3c43b6 (same card)", "class baseline: 3 cards, 18
+    /// runs (GPU-... is not among them)", "baseline of one other card ...".
+    pub fn describe(&self) -> String {
+        let short: String = self.uuid.chars().take(12).collect();
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        match self.level {
+            Level::SameCard if self.cards == 1 => {
+                format!("per-card baseline: {} of this card ({short}), run-to-run spread", plural(self.runs, "run"))
+            }
+            Level::SameCard => format!(
+                "per-card comparison within a class baseline of {}, {}: {} of this card ({short}), run-to-run spread",
+                plural(self.cards, "card"),
+                plural(self.runs, "run"),
+                plural(self.same_card_runs, "run")
+            ),
+            Level::Class => format!(
+                "class baseline: {}, {} ({short} not among them), between-card spread",
+                plural(self.cards, "card"),
+                plural(self.runs, "run")
+            ),
+            Level::OtherCard => format!(
+                "baseline of one other card ({}): between-card spread unknown, changes are INCONCLUSIVE at most",
+                plural(self.runs, "run")
+            ),
+        }
+    }
+}
 
 /// Schema tag of the comparison JSON.
 pub const COMPARISON_SCHEMA: &str = "gpubench.comparison/1";
@@ -52,17 +132,20 @@ pub enum Verdict {
     Improved,
     /// The data cannot tell: throttled, clocks differ, too noisy, not comparable, missing.
     Inconclusive,
+    /// The baseline has the metric, the new run did not measure it.
+    NotMeasured,
     /// No change beyond the threshold.
     Pass,
 }
 
 impl Verdict {
-    /// "REGRESSED", "IMPROVED", "INCONCLUSIVE", "PASS".
+    /// "REGRESSED", "IMPROVED", "INCONCLUSIVE", "NOT MEASURED", "PASS".
     pub fn label(self) -> &'static str {
         match self {
             Verdict::Regressed => "REGRESSED",
             Verdict::Improved => "IMPROVED",
             Verdict::Inconclusive => "INCONCLUSIVE",
+            Verdict::NotMeasured => "NOT MEASURED",
             Verdict::Pass => "PASS",
         }
     }
@@ -124,18 +207,20 @@ pub struct MetricVerdict {
     pub baseline: Option<SideStats>,
     /// New side.
     pub candidate: Option<SideStats>,
-    /// median(new) / median(baseline).
+    /// New median of run medians / mean of the reference values (run or card medians).
     pub ratio: Option<f64>,
-    /// Bootstrap confidence interval of `ratio`.
+    /// `ratio` ± the half width of the run-level prediction interval (the spread of the
+    /// reference runs or cards, floored); not an interval of the samples.
     pub ci: Option<Interval>,
-    /// Two-sided Mann-Whitney p-value.
-    pub p_value: Option<f64>,
-    /// Benjamini-Hochberg adjusted p-value over the comparison.
-    pub q_value: Option<f64>,
-    /// Relative threshold applied (after widening by noise).
+    /// Relative threshold applied: the minimum effect, or the prediction band when wider.
     pub threshold: Option<f64>,
-    /// Baseline's relative noise that widened the threshold.
+    /// Measured relative standard deviation of the reference values (run-to-run for the same
+    /// card, between cards for a class baseline).
     pub noise: Option<f64>,
+    /// The level of variance the verdict was judged at.
+    pub level: Option<Level>,
+    /// Reference values: baseline runs of this card, or baseline cards.
+    pub reference_n: Option<usize>,
 }
 
 impl MetricVerdict {
@@ -178,24 +263,32 @@ pub struct Counts {
     pub inconclusive: usize,
     /// PASS.
     pub pass: usize,
+    /// NOT MEASURED.
+    #[serde(default)]
+    pub not_measured: usize,
 }
 
 impl Counts {
-    fn add(&mut self, v: Verdict) {
+    pub(crate) fn add(&mut self, v: Verdict) {
         match v {
             Verdict::Regressed => self.regressed += 1,
             Verdict::Improved => self.improved += 1,
             Verdict::Inconclusive => self.inconclusive += 1,
+            Verdict::NotMeasured => self.not_measured += 1,
             Verdict::Pass => self.pass += 1,
         }
     }
 
-    /// "0 REGRESSED, 1 IMPROVED, 2 INCONCLUSIVE, 140 PASS".
+    /// "0 REGRESSED, 1 IMPROVED, 2 INCONCLUSIVE, 140 PASS" (", 3 NOT MEASURED" when any).
     pub fn line(&self) -> String {
-        format!(
+        let mut s = format!(
             "{} REGRESSED, {} IMPROVED, {} INCONCLUSIVE, {} PASS",
             self.regressed, self.improved, self.inconclusive, self.pass
-        )
+        );
+        if self.not_measured > 0 {
+            s.push_str(&format!(", {} NOT MEASURED", self.not_measured));
+        }
+        s
     }
 }
 
@@ -213,6 +306,8 @@ pub struct Comparison {
     pub candidate: SideInfo,
     /// Stack and generated-code changes.
     pub upgrade: Upgrade,
+    /// Which kind of baseline the new run was compared with.
+    pub baseline_kind: BaselineKind,
     /// The rule the verdicts followed.
     pub rule: Rule,
     /// One verdict per baseline metric, in the baseline's order.
@@ -244,6 +339,14 @@ impl Comparison {
     /// The documented exit code: 1 when anything regressed, else 0.
     pub fn exit_code(&self) -> i32 {
         if self.regressed() { exit::REGRESSION } else { exit::OK }
+    }
+
+    /// Like [`Comparison::exit_code`], and 1 as well when `fail_on` names a verdict that
+    /// occurred (INCONCLUSIVE, NOT MEASURED).
+    pub fn exit_code_with(&self, fail_on: FailOn) -> i32 {
+        let extra = (fail_on.inconclusive && self.counts.inconclusive > 0)
+            || (fail_on.not_measured && self.counts.not_measured > 0);
+        if extra { exit::REGRESSION } else { self.exit_code() }
     }
 
     /// The verdict on metric `metric` of benchmark `benchmark`.

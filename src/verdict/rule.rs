@@ -1,26 +1,25 @@
-//! The verdict rule's parameters: thresholds, error rates, resampling, validity gate.
+//! The verdict rule's parameters: minimum effect, prediction band, validity gate.
 //!
 //! # Why these defaults
 //!
-//! Samples within one run are often extremely tight (0.01 % spread for a pointer chase), while
-//! two runs on the same GPU differ by more: a new process gets other physical pages, another
-//! L2 slice mapping, another clock history. A test that only asks "are these samples
-//! different?" therefore flags noise on nearly every metric, which is how compare scripts end up
-//! crying wolf on identical code. The rule here asks a different question: "is the change
-//! larger than what reruns produce, with confidence?" Three parameters answer it:
+//! Samples within one run are extremely tight (0.01 % spread for a pointer chase) and strongly
+//! correlated, while two runs on the same card differ by more (a new process gets other
+//! physical pages, another L2 slice mapping, another clock history) and two cards of a class
+//! by more again. A test on samples therefore flags noise on nearly every metric. The rule
+//! asks instead: "is the new run's median further from the baseline's runs (or cards) than
+//! runs (or cards) stray from each other, and by more than a change worth reporting?"
 //!
-//! - [`Rule::threshold`] (default 2 %): the smallest relative change that can be called
-//!   REGRESSED or IMPROVED. The whole bootstrap confidence interval of the ratio of medians
-//!   must lie beyond it, so a 3 % shift on a metric with a spread of a few tenths of a percent
-//!   is caught while run-to-run drift of about 1 % is not.
-//! - [`Rule::noise_factor`] (default 3): the threshold of a metric widens to `noise_factor`
-//!   times the baseline's own noise, the larger of the robust relative spread of its samples
-//!   (1.4826 x MAD / median) and, for baselines kept over several runs, the largest deviation
-//!   of one run's median from the median of all runs. A metric whose samples scatter by 2 %
-//!   therefore needs a change of about 6 % before it is called.
-//! - [`Rule::alpha`] (default 0.05): the false-discovery rate of the Mann-Whitney tests,
-//!   controlled over the whole suite with Benjamini-Hochberg; a change must also be
-//!   significant after this correction.
+//! - [`Rule::threshold`] (default 2 %): the minimum effect, the smallest relative change that
+//!   can be called REGRESSED or IMPROVED.
+//! - [`Rule::confidence`] (default 0.99) and [`Rule::spread_floor`] (default 0.2 %): the
+//!   threshold widens to the half width of a two-sided Student-t prediction interval of the
+//!   new median from the `k` reference values (baseline runs of the same card, or baseline
+//!   cards): `t(confidence, k − 1) · max(spread, floor) · √(1/n + 1/k)`. The floor keeps one
+//!   run, or identical runs, from giving a zero band.
+//! - [`Rule::card_spread_floor`] (default 1 %): the floor of the between-card spread in class
+//!   comparisons; an override's `card_spread` sets it per metric, from the measured spread.
+//! - [`Rule::noise_factor`] (default 1): multiplies that band (an override can widen one
+//!   metric's band without raising its minimum effect).
 //!
 //! Per-metric overrides of the threshold and the noise factor come from `gpubench.toml`.
 
@@ -30,16 +29,19 @@ use serde::Serialize;
 /// Parameters of the verdict rule (defaults documented on each field and in the README).
 #[derive(Debug, Clone, Serialize)]
 pub struct Rule {
-    /// Smallest relative change of the median called REGRESSED or IMPROVED (default 0.02).
+    /// Minimum effect: smallest relative change of the median called REGRESSED or IMPROVED
+    /// (default 0.02).
     pub threshold: f64,
-    /// The threshold widens to this many times the baseline's relative noise (default 3).
+    /// Multiplies the prediction band that widens the threshold (default 1).
     pub noise_factor: f64,
-    /// False-discovery rate of the rank tests over the suite (default 0.05).
-    pub alpha: f64,
-    /// Confidence level of the bootstrap interval of the ratio of medians (default 0.99).
+    /// Two-sided level of the run-level prediction interval (default 0.99).
     pub confidence: f64,
-    /// Bootstrap resamples per metric (default 2000).
-    pub resamples: usize,
+    /// Floor of the relative standard deviation of the reference runs or cards (default
+    /// 0.002).
+    pub spread_floor: f64,
+    /// Floor of the relative spread between cards for class comparisons (default 0.01): two or
+    /// three cards that happen to agree do not prove that every card does.
+    pub card_spread_floor: f64,
     /// Relative difference of the effective clocks of the two sides above which clock-normalised
     /// values are compared when both sides have them (default 0.01).
     pub clock_tolerance: f64,
@@ -48,7 +50,8 @@ pub struct Rule {
     /// Facts that differ are REGRESSED only when both inferences are at least this confident
     /// (default 0.9); otherwise INCONCLUSIVE.
     pub min_fact_confidence: f64,
-    /// Seed of the bootstrap (mixed with each metric's name), for reproducible verdicts.
+    /// Seed kept for reproducible resampling by callers (the run-level rule itself is
+    /// deterministic).
     pub seed: u64,
     /// Per-metric overrides, first match wins.
     pub overrides: Vec<MetricOverride>,
@@ -67,6 +70,9 @@ pub struct MetricOverride {
     /// Noise factor for matching metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_factor: Option<f64>,
+    /// Floor of the between-card spread for matching metrics (class comparisons).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_spread: Option<f64>,
     #[serde(skip)]
     regex: Option<Regex>,
 }
@@ -76,7 +82,13 @@ impl MetricOverride {
     pub fn new(pattern: &str, threshold: Option<f64>, noise_factor: Option<f64>) -> Result<Self, String> {
         let regex =
             Regex::new(pattern).map_err(|e| format!("bad pattern `{pattern}`: {}", first_line(&e.to_string())))?;
-        Ok(MetricOverride { pattern: pattern.to_string(), threshold, noise_factor, regex: Some(regex) })
+        Ok(MetricOverride {
+            pattern: pattern.to_string(),
+            threshold,
+            noise_factor,
+            card_spread: None,
+            regex: Some(regex),
+        })
     }
 
     fn matches(&self, key: &str) -> bool {
@@ -88,10 +100,10 @@ impl Default for Rule {
     fn default() -> Self {
         Rule {
             threshold: 0.02,
-            noise_factor: 3.0,
-            alpha: 0.05,
+            noise_factor: 1.0,
             confidence: 0.99,
-            resamples: 2000,
+            spread_floor: 0.002,
+            card_spread_floor: 0.01,
             clock_tolerance: 0.01,
             min_samples: 5,
             min_fact_confidence: 0.9,
@@ -113,6 +125,12 @@ impl Rule {
         (threshold, noise_factor)
     }
 
+    /// Floor of the between-card spread of the metric `key` in class comparisons: the first
+    /// matching override's `card_spread`, else [`Rule::card_spread_floor`].
+    pub fn card_floor(&self, key: &str) -> f64 {
+        self.overrides.iter().find(|o| o.matches(key)).and_then(|o| o.card_spread).unwrap_or(self.card_spread_floor)
+    }
+
     /// Checks that every parameter is in range; the error names the first bad one.
     pub fn validate(&self) -> Result<(), String> {
         let unit = |name: &str, v: f64, lo: f64, hi: f64| {
@@ -126,15 +144,11 @@ impl Rule {
         unit("noise_factor", self.noise_factor, 0.0, 100.0)?;
         unit("clock_tolerance", self.clock_tolerance, 0.0, 1.0)?;
         unit("min_fact_confidence", self.min_fact_confidence, 0.0, 1.000_001)?;
-        if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            return Err(format!("alpha = {} must be between 0 and 1", self.alpha));
-        }
         if !(self.confidence >= 0.5 && self.confidence < 1.0) {
             return Err(format!("confidence = {} must be in [0.5, 1)", self.confidence));
         }
-        if !(100..=MAX_RESAMPLES).contains(&self.resamples) {
-            return Err(format!("resamples = {} is outside [100, {MAX_RESAMPLES}]", self.resamples));
-        }
+        unit("spread_floor", self.spread_floor, 0.0, 1.0)?;
+        unit("card_spread_floor", self.card_spread_floor, 0.0, 1.0)?;
         if !(2..=MAX_MIN_SAMPLES).contains(&self.min_samples) {
             return Err(format!("min_samples = {} is outside [2, {MAX_MIN_SAMPLES}]", self.min_samples));
         }
@@ -145,6 +159,9 @@ impl Rule {
             if let Some(f) = o.noise_factor {
                 unit(&format!("noise_factor of `{}`", o.pattern), f, 0.0, 100.0)?;
             }
+            if let Some(f) = o.card_spread {
+                unit(&format!("card_spread of `{}`", o.pattern), f, 0.0, 1.0)?;
+            }
         }
         Ok(())
     }
@@ -152,8 +169,6 @@ impl Rule {
 
 /// Largest accepted threshold: a change of 50 % or more is never "within noise".
 pub const MAX_THRESHOLD: f64 = 0.5;
-/// Most bootstrap resamples per metric (more only costs time and memory).
-pub const MAX_RESAMPLES: usize = 1_000_000;
 /// Largest accepted `min_samples`: above it every metric would be INCONCLUSIVE.
 pub const MAX_MIN_SAMPLES: usize = 1000;
 
@@ -170,9 +185,9 @@ mod tests {
         let mut rule = Rule::default();
         rule.overrides.push(MetricOverride::new("latency/.*/32MiB:", Some(0.1), None).unwrap());
         rule.overrides.push(MetricOverride::new("latency/", Some(0.05), Some(4.0)).unwrap());
-        assert_eq!(rule.for_metric("latency/ca/32MiB:cycles_per_access"), (0.1, 3.0));
+        assert_eq!(rule.for_metric("latency/ca/32MiB:cycles_per_access"), (0.1, 1.0));
         assert_eq!(rule.for_metric("latency/ca/64MiB:cycles_per_access"), (0.05, 4.0));
-        assert_eq!(rule.for_metric("stream/copy:bandwidth"), (0.02, 3.0));
+        assert_eq!(rule.for_metric("stream/copy:bandwidth"), (0.02, 1.0));
         assert!(rule.validate().is_ok());
     }
 
@@ -180,10 +195,10 @@ mod tests {
     fn out_of_range_parameters_are_named() {
         let rule = Rule { threshold: 1.5, ..Rule::default() };
         assert!(rule.validate().unwrap_err().contains("threshold"));
-        let rule = Rule { alpha: 0.0, ..Rule::default() };
-        assert!(rule.validate().unwrap_err().contains("alpha"));
-        let rule = Rule { resamples: 10, ..Rule::default() };
-        assert!(rule.validate().unwrap_err().contains("resamples"));
+        let rule = Rule { confidence: 0.2, ..Rule::default() };
+        assert!(rule.validate().unwrap_err().contains("confidence"));
+        let rule = Rule { spread_floor: -0.1, ..Rule::default() };
+        assert!(rule.validate().unwrap_err().contains("spread_floor"));
         assert!(MetricOverride::new("(", None, None).unwrap_err().contains("bad pattern"));
     }
 }

@@ -21,6 +21,10 @@ pub(crate) struct RunSeries {
     pub reasons: BTreeSet<String>,
     /// Effective clock of each sample in the metric's domain, MHz, where known.
     pub clock_mhz: Vec<Option<f64>>,
+    /// Whether the clocks come from the kernel's own readings (not NVML's, which may be stale).
+    pub kernel_clock: bool,
+    /// UUID of the GPU the run was measured on.
+    pub uuid: String,
 }
 
 /// One metric across all runs of a side.
@@ -53,7 +57,7 @@ pub(crate) fn collect(runs: &[ResultsDocument]) -> Vec<MetricSeries> {
     for run in runs {
         for b in &run.benchmarks {
             for m in &b.metrics {
-                let series = run_series(b, m);
+                let series = run_series(b, m, &run.gpu.uuid);
                 let key = (b.id.clone(), m.name.clone());
                 match index.get(&key) {
                     Some(&i) => {
@@ -109,7 +113,7 @@ pub(crate) fn param_difference(
     None
 }
 
-fn run_series(b: &BenchmarkResult, m: &Metric) -> RunSeries {
+fn run_series(b: &BenchmarkResult, m: &Metric, uuid: &str) -> RunSeries {
     let n = m.samples.len();
     let normalized = m.normalized.as_ref().filter(|nm| nm.samples.len() == n).map(|nm| nm.samples.clone());
     let aligned_telemetry = b.telemetry.len() == n;
@@ -126,7 +130,15 @@ fn run_series(b: &BenchmarkResult, m: &Metric) -> RunSeries {
         }
         reasons.extend(t.slowdown.iter().cloned());
     }
-    RunSeries { values: m.samples.clone(), normalized, throttled, reasons, clock_mhz: sample_clocks(b, m.domain, n) }
+    RunSeries {
+        values: m.samples.clone(),
+        normalized,
+        throttled,
+        reasons,
+        clock_mhz: sample_clocks(b, m.domain, n),
+        kernel_clock: b.clocks.iter().any(|c| c.mhz().is_some()),
+        uuid: uuid.to_string(),
+    }
 }
 
 /// The effective clock of each of `n` samples in `domain`: the kernel's own clock readings for

@@ -43,9 +43,10 @@ pub struct KernelChange {
 }
 
 impl KernelChange {
-    /// Whether anything about this kernel differs.
+    /// Whether anything about this kernel differs. A kernel the new run did not compile (its
+    /// family was not measured) is not a change: its metrics are NOT MEASURED.
     pub fn changed(&self) -> bool {
-        !self.in_old || !self.in_new || self.source_changed || self.ptx_changed || self.cubin_changed
+        self.in_new && (!self.in_old || self.source_changed || self.ptx_changed || self.cubin_changed)
     }
 
     /// "PTX, cubin", "source, PTX, cubin", "new", "removed".

@@ -3,7 +3,7 @@
 use gpubench::baseline::RunsFile;
 use gpubench::error::Result;
 use gpubench::report::comparison_json;
-use gpubench::verdict::{Side, compare as judge};
+use gpubench::verdict::{Side, check_comparable, compare as judge};
 
 use super::verdicts;
 use crate::cli::{BaselinePlace, CompareArgs};
@@ -11,13 +11,21 @@ use crate::cli::{BaselinePlace, CompareArgs};
 pub fn compare(args: CompareArgs) -> Result<i32> {
     let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
     let config = verdicts::config(&place, &verdicts::current_dir()?)?;
-    let old = RunsFile::read(&args.old)?.into_runs();
+    let old_file = RunsFile::read(&args.old)?;
+    let per_card = match &old_file {
+        RunsFile::Baseline(b) => b.gpu_uuid.clone(),
+        RunsFile::Results(_) => None,
+    };
+    let old = old_file.into_runs();
     let new = RunsFile::read(&args.new)?.into_runs();
+    if let Some(newest) = new.last() {
+        check_comparable(per_card.as_deref(), &old, &newest.gpu, args.outputs.allow_other_class)?;
+    }
     let (old_label, new_label) = (args.old.display().to_string(), args.new.display().to_string());
     let c = judge(Side { label: &old_label, runs: &old }, Side { label: &new_label, runs: &new }, &config.rule)?;
     if args.json {
         crate::output::emit_raw(comparison_json(&c));
     }
     verdicts::emit(&c, &args.outputs, args.json)?;
-    Ok(c.exit_code())
+    Ok(c.exit_code_with(args.outputs.fail_on.unwrap_or_default()))
 }

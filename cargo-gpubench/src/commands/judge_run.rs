@@ -8,7 +8,7 @@ use gpubench::config::Config;
 use gpubench::error::{Error, Result, exit};
 use gpubench::results::{GpuIdentity, ResultsDocument};
 use gpubench::runner::interrupt;
-use gpubench::verdict::{Side, compare};
+use gpubench::verdict::{Side, check_comparable, compare};
 
 use super::baseline::now;
 use super::verdicts::{self, is_file_argument};
@@ -29,7 +29,8 @@ pub fn check_args(args: &RunArgs) -> Result<()> {
 pub struct Judge {
     config: Config,
     store: Store,
-    baseline: Option<(String, Vec<ResultsDocument>)>,
+    /// Label, runs, and the card a per-card baseline is for.
+    baseline: Option<(String, Vec<ResultsDocument>, Option<String>)>,
     save_key: Option<BaselineKey>,
 }
 
@@ -43,12 +44,17 @@ pub fn prepare(args: &RunArgs, gpu: &GpuIdentity, root: &Path) -> Result<Judge> 
     } else {
         match args.baseline.as_deref() {
             Some(file) if is_file_argument(file) => {
-                Some((file.to_string(), RunsFile::read(Path::new(file))?.into_runs()))
+                let read = RunsFile::read(Path::new(file))?;
+                let per_card = match &read {
+                    RunsFile::Baseline(b) => b.gpu_uuid.clone(),
+                    RunsFile::Results(_) => None,
+                };
+                Some((file.to_string(), read.into_runs(), per_card))
             }
             requested => {
                 let key = BaselineKey::for_gpu(gpu, requested.filter(|n| !n.is_empty()), args.per_gpu)?;
                 match store.load(&key)? {
-                    Some((path, b)) => Some((verdicts::shown(&path), b.runs)),
+                    Some((path, b)) => Some((verdicts::shown(&path), b.runs, b.gpu_uuid)),
                     None if requested.is_some() => {
                         return Err(Error::Usage(format!(
                             "no {} in {} (`cargo gpubench baseline list` shows what there is)",
@@ -68,6 +74,10 @@ pub fn prepare(args: &RunArgs, gpu: &GpuIdentity, root: &Path) -> Result<Judge> 
             }
         }
     };
+    // Refuse another card or class before minutes of measuring.
+    if let Some((_, runs, per_card)) = &baseline {
+        check_comparable(per_card.as_deref(), runs, gpu, args.outputs.allow_other_class)?;
+    }
     let save_key = match &args.save_baseline {
         Some(name) => {
             let key = BaselineKey::for_gpu(gpu, Some(name), args.per_gpu)?;
@@ -81,14 +91,14 @@ pub fn prepare(args: &RunArgs, gpu: &GpuIdentity, root: &Path) -> Result<Judge> 
 
 impl Judge {
     /// Compares `doc` with the baseline, then saves it as a baseline when asked. Returns 1
-    /// when a metric REGRESSED, else 0.
+    /// when a metric REGRESSED (or a verdict named by `--fail-on` occurred), else 0.
     pub fn finish(self, args: &RunArgs, doc: &ResultsDocument) -> Result<i32> {
         let mut code = exit::OK;
-        if let Some((label, runs)) = &self.baseline {
+        if let Some((label, runs, _)) = &self.baseline {
             let current = [doc.clone()];
             let c = compare(Side { label, runs }, Side { label: "this run", runs: &current }, &self.config.rule)?;
             verdicts::emit(&c, &args.outputs, args.json)?;
-            code = c.exit_code();
+            code = c.exit_code_with(args.outputs.fail_on.unwrap_or_default());
         }
         if let Some(key) = &self.save_key {
             let mode =

@@ -2,13 +2,14 @@
 
 mod archive;
 mod baseline;
+mod calibrate;
 mod chipmap;
 mod compare;
 mod devices;
 mod dissect;
-mod history;
 mod fleet;
 mod health;
+mod history;
 mod info;
 mod judge_run;
 mod kernels;
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Some(Command::Load(l)) => load::load(l),
         Some(Command::Dissect(d)) => dissect::dissect(d),
         Some(Command::Compare(c)) => compare::compare(c),
+        Some(Command::Calibrate(c)) => calibrate::calibrate(c),
         Some(Command::Baseline(b)) => baseline::baseline(b),
         Some(Command::History(h)) => history::history(h),
         Some(Command::Fleet(f)) => fleet::fleet(f),

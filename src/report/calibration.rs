@@ -1,0 +1,61 @@
+//! The calibration of the verdict rule as Markdown tables: false alarms and detection power.
+
+use crate::verdict::calibrate::{Calibration, LevelCalibration};
+
+/// The false-alarm table and one power table per level, as Markdown.
+pub fn calibration_markdown(c: &Calibration) -> String {
+    let mut s = String::new();
+    let cards: Vec<String> =
+        c.cards.iter().map(|(u, n)| format!("`{}` ({n})", u.chars().take(12).collect::<String>())).collect();
+    s.push_str(&format!(
+        "Runs: {} profile `{}`, {} cards: {}.\n\n",
+        c.gpu_class,
+        c.profile,
+        c.cards.len(),
+        cards.join(", ")
+    ));
+    s.push_str("| A/A | comparisons | metric verdicts | REGRESSED | IMPROVED | INCONCLUSIVE | PASS |\n");
+    s.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for l in [&c.same_card, &c.class].into_iter().flatten() {
+        let a = &l.aa;
+        let total = a.regressed + a.improved + a.inconclusive + a.pass + a.not_measured;
+        s.push_str(&format!(
+            "| {} | {} | {total} | {} | {} | {} | {} |\n",
+            title(l),
+            l.comparisons,
+            a.regressed,
+            a.improved,
+            a.inconclusive,
+            a.pass
+        ));
+    }
+    for l in [&c.same_card, &c.class].into_iter().flatten() {
+        s.push_str(&format!("\nDetection power, {} (share of metric verdicts REGRESSED):\n\n", title(l)));
+        s.push_str("| class | verdicts | A/A not PASS |");
+        for shift in &c.shifts {
+            s.push_str(&format!(" {:.0} % |", shift * 100.0));
+        }
+        s.push_str("\n| --- | ---: | ---: |");
+        s.push_str(&" ---: |".repeat(c.shifts.len()));
+        s.push('\n');
+        for r in &l.power {
+            s.push_str(&format!("| {} | {} | {} |", r.class.label(), r.verdicts, r.aa_not_pass));
+            for d in &r.detected {
+                s.push_str(&format!(" {:.0} % |", d * 100.0));
+            }
+            s.push('\n');
+        }
+        if !l.false_alarms.is_empty() {
+            let list: Vec<String> = l.false_alarms.iter().map(|(k, n)| format!("`{k}` ({n})")).collect();
+            s.push_str(&format!("\nA/A REGRESSED: {}.\n", list.join(", ")));
+        }
+    }
+    s
+}
+
+fn title(l: &LevelCalibration) -> &'static str {
+    match l.level {
+        crate::verdict::Level::Class => "class, leave one card out",
+        _ => "same card, leave one run out",
+    }
+}

@@ -1,0 +1,267 @@
+//! Calibration of the verdict rule on recorded runs: how often it cries wolf, and how much it
+//! catches.
+//!
+//! - **Same card, leave one run out**: for every card with two or more runs, each run in turn
+//!   is the candidate and the card's other runs are the baseline.
+//! - **Class, leave one card out**: for every card, when two or more other cards remain, each
+//!   of its runs in turn is the candidate and the other cards' runs are the baseline.
+//!
+//! Each comparison is made once as recorded (A/A: every REGRESSED is a false alarm) and once
+//! per injected shift in [`SHIFTS`], every sample of every metric of the candidate run moved
+//! together in the bad direction (latency up by the shift, bandwidth down by it), which is
+//! what a real per-run change looks like. The power table is the share of metric verdicts that
+//! come out REGRESSED, per [`MetricClass`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Counts, Level, Rule, Side, Verdict, compare};
+use crate::error::{Error, Result};
+use crate::results::{Better, ResultsDocument};
+
+/// Injected per-run shifts of the power table.
+pub const SHIFTS: [f64; 5] = [0.01, 0.02, 0.03, 0.05, 0.10];
+
+/// Schema tag of the calibration JSON.
+pub const CALIBRATION_SCHEMA: &str = "gpubench.calibration/1";
+
+/// The metric classes of the power table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricClass {
+    /// Pointer-chase latencies.
+    Latency,
+    /// Memory and cache bandwidths.
+    Bandwidth,
+    /// Instruction latency and throughput.
+    Instructions,
+    /// Shared-memory latency (bank conflicts) and bandwidth.
+    SharedMemory,
+    /// Global and shared atomics.
+    Atomics,
+    /// Everything else (constant memory, spilling).
+    Other,
+}
+
+impl MetricClass {
+    /// The class of a bench family.
+    pub fn of_family(family: &str) -> Self {
+        match family {
+            "latency" => MetricClass::Latency,
+            "stream" | "dram" | "l1_bandwidth" | "l2_bandwidth" | "access_patterns" | "sm_bandwidth" => {
+                MetricClass::Bandwidth
+            }
+            "instructions" => MetricClass::Instructions,
+            "shared_banks" | "shared_bandwidth" => MetricClass::SharedMemory,
+            f if f.starts_with("atomic") => MetricClass::Atomics,
+            _ => MetricClass::Other,
+        }
+    }
+
+    /// "latency", "bandwidth", "instructions", "shared memory", "atomics", "other".
+    pub fn label(self) -> &'static str {
+        match self {
+            MetricClass::Latency => "latency",
+            MetricClass::Bandwidth => "bandwidth",
+            MetricClass::Instructions => "instructions",
+            MetricClass::SharedMemory => "shared memory",
+            MetricClass::Atomics => "atomics",
+            MetricClass::Other => "other",
+        }
+    }
+}
+
+/// Detection power of one metric class at one level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PowerRow {
+    /// The class.
+    pub class: MetricClass,
+    /// Metric verdicts per shift (metrics of the class times comparisons).
+    pub verdicts: usize,
+    /// Share of them REGRESSED at each shift of [`SHIFTS`].
+    pub detected: Vec<f64>,
+    /// A/A verdicts of the class that were not PASS (INCONCLUSIVE, IMPROVED, REGRESSED).
+    pub aa_not_pass: usize,
+}
+
+/// The calibration at one level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelCalibration {
+    /// Same card (leave one run out) or class (leave one card out).
+    pub level: Level,
+    /// Comparisons made (candidate runs).
+    pub comparisons: usize,
+    /// Verdict counts over every A/A comparison.
+    pub aa: Counts,
+    /// A/A metrics that came out REGRESSED, with how often ("benchmark:metric" -> count).
+    pub false_alarms: BTreeMap<String, usize>,
+    /// Detection power per metric class.
+    pub power: Vec<PowerRow>,
+}
+
+impl LevelCalibration {
+    /// Detection share of `class` at `shift` (one of [`SHIFTS`]).
+    pub fn detected(&self, class: MetricClass, shift: f64) -> Option<f64> {
+        let i = SHIFTS.iter().position(|s| (s - shift).abs() < 1e-9)?;
+        self.power.iter().find(|r| r.class == class).map(|r| r.detected[i])
+    }
+}
+
+/// The whole calibration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    /// Always [`CALIBRATION_SCHEMA`].
+    pub schema: String,
+    /// GPU class of the runs.
+    pub gpu_class: String,
+    /// Profile of the runs.
+    pub profile: String,
+    /// Runs used per card (GPU UUID).
+    pub cards: BTreeMap<String, usize>,
+    /// Runs left out (another class, profile or settings than the largest group).
+    pub skipped: Vec<String>,
+    /// The injected shifts.
+    pub shifts: Vec<f64>,
+    /// Same-card leave-one-run-out calibration, when a card has two or more runs.
+    pub same_card: Option<LevelCalibration>,
+    /// Leave-one-card-out calibration, when there are three or more cards.
+    pub class: Option<LevelCalibration>,
+}
+
+/// Calibrates `rule` on `runs` (label, run). Runs are grouped by GPU class, profile and
+/// settings, and the largest group is used; the rest are listed as skipped. Search-chosen
+/// settings recorded among the parameters by older runs are moved aside first
+/// ([`super::corpus::split_chosen`]).
+pub fn calibrate(mut runs: Vec<(String, ResultsDocument)>, rule: &Rule) -> Result<Calibration> {
+    rule.validate().map_err(Error::Usage)?;
+    super::corpus::split_chosen(&mut runs);
+    let mut groups: BTreeMap<String, Vec<(String, ResultsDocument)>> = BTreeMap::new();
+    for (label, run) in runs {
+        let s = &run.settings;
+        let key = format!(
+            "{} profile {} ({} samples, filter {:?})",
+            run.gpu.class_key().slug(),
+            s.profile,
+            s.sample_size,
+            s.filter
+        );
+        groups.entry(key).or_default().push((label, run));
+    }
+    let best = groups
+        .iter()
+        .max_by_key(|(_, v)| v.len())
+        .map(|(k, _)| k.clone())
+        .ok_or_else(|| Error::Usage("no results runs found to calibrate on".into()))?;
+    let mut skipped = Vec::new();
+    for (key, v) in &groups {
+        if *key != best {
+            skipped.extend(v.iter().map(|(l, _)| format!("{l} ({key})")));
+        }
+    }
+    let chosen = groups.remove(&best).unwrap_or_default();
+    let (gpu_class, profile) = (chosen[0].1.gpu.class_key().slug(), chosen[0].1.settings.profile.clone());
+    let mut by_card: BTreeMap<String, Vec<ResultsDocument>> = BTreeMap::new();
+    for (_, run) in chosen {
+        by_card.entry(run.gpu.uuid.clone()).or_default().push(run);
+    }
+    for runs in by_card.values_mut() {
+        runs.sort_by_key(|r| r.created_unix_s);
+    }
+
+    // Same card: leave one run out.
+    let mut same = Vec::new();
+    for runs in by_card.values().filter(|r| r.len() >= 2) {
+        for i in 0..runs.len() {
+            let baseline: Vec<ResultsDocument> =
+                runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
+            same.push((baseline, runs[i].clone()));
+        }
+    }
+    // Class: leave one card out, with at least two cards left.
+    let mut class = Vec::new();
+    if by_card.len() >= 3 {
+        for (uuid, runs) in &by_card {
+            let baseline: Vec<ResultsDocument> =
+                by_card.iter().filter(|(u, _)| *u != uuid).flat_map(|(_, r)| r.iter().cloned()).collect();
+            for run in runs {
+                class.push((baseline.clone(), run.clone()));
+            }
+        }
+    }
+    Ok(Calibration {
+        schema: CALIBRATION_SCHEMA.to_string(),
+        gpu_class,
+        profile,
+        cards: by_card.iter().map(|(u, r)| (u.clone(), r.len())).collect(),
+        skipped,
+        shifts: SHIFTS.to_vec(),
+        same_card: (!same.is_empty()).then(|| level(Level::SameCard, &same, rule)).transpose()?,
+        class: (!class.is_empty()).then(|| level(Level::Class, &class, rule)).transpose()?,
+    })
+}
+
+fn level(level: Level, pairs: &[(Vec<ResultsDocument>, ResultsDocument)], rule: &Rule) -> Result<LevelCalibration> {
+    let mut aa = Counts::default();
+    let mut false_alarms: BTreeMap<String, usize> = BTreeMap::new();
+    let mut totals: BTreeMap<MetricClass, (usize, Vec<usize>, usize)> = BTreeMap::new();
+    for (baseline, candidate) in pairs {
+        let judge = |run: &ResultsDocument| {
+            compare(
+                Side { label: "baseline", runs: baseline },
+                Side { label: "candidate", runs: std::slice::from_ref(run) },
+                rule,
+            )
+        };
+        let c = judge(candidate)?;
+        for m in &c.metrics {
+            aa.add(m.verdict);
+            if m.verdict == Verdict::Regressed {
+                *false_alarms.entry(m.key()).or_default() += 1;
+            }
+            let e = totals.entry(MetricClass::of_family(&m.family)).or_insert((0, vec![0; SHIFTS.len()], 0));
+            e.0 += 1;
+            if m.verdict != Verdict::Pass {
+                e.2 += 1;
+            }
+        }
+        for (i, shift) in SHIFTS.iter().enumerate() {
+            let c = judge(&shifted(candidate, *shift))?;
+            for m in c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed) {
+                if let Some(e) = totals.get_mut(&MetricClass::of_family(&m.family)) {
+                    e.1[i] += 1;
+                }
+            }
+        }
+    }
+    let power = totals
+        .into_iter()
+        .map(|(class, (n, hits, aa_not_pass))| PowerRow {
+            class,
+            verdicts: n,
+            detected: hits.iter().map(|h| *h as f64 / n.max(1) as f64).collect(),
+            aa_not_pass,
+        })
+        .collect();
+    Ok(LevelCalibration { level, comparisons: pairs.len(), aa, false_alarms, power })
+}
+
+/// `run` with every sample of every metric moved by `shift` in the bad direction: latency up
+/// by the factor 1 + shift, bandwidth down by 1 − shift.
+pub fn shifted(run: &ResultsDocument, shift: f64) -> ResultsDocument {
+    let mut d = run.clone();
+    for b in &mut d.benchmarks {
+        for m in &mut b.metrics {
+            let factor = match m.better {
+                Better::Lower => 1.0 + shift,
+                Better::Higher => 1.0 - shift,
+            };
+            m.samples.iter_mut().for_each(|v| *v *= factor);
+            m.summary = crate::results::Summary::of(&m.samples);
+            if let Some(n) = &mut m.normalized {
+                n.samples.iter_mut().for_each(|v| *v *= factor);
+            }
+        }
+    }
+    d
+}

@@ -1,0 +1,122 @@
+//! Gathering recorded runs for calibration: results files, baselines (their runs), folders of
+//! them and `.tar.gz` archives of them. Other JSON (comparisons, reports) is skipped and named.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::baseline::{BASELINE_SCHEMA, Baseline};
+use crate::error::{Error, Result};
+use crate::results::{RESULTS_SCHEMA, ResultsDocument, parse_json};
+
+/// Runs found under some paths, and what was passed over.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    /// Every run, with where it came from ("set1-runs.tar.gz:runs/r0.json").
+    pub runs: Vec<(String, ResultsDocument)>,
+    /// Files that hold no runs, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// Reads every run under `paths` (files, folders searched recursively, `.tar.gz` archives).
+/// A named path that does not exist or a corrupt results file is an error; JSON of another
+/// schema is skipped.
+pub fn gather(paths: &[PathBuf]) -> Result<Corpus> {
+    let mut corpus = Corpus::default();
+    for path in paths {
+        visit(path, &mut corpus)?;
+    }
+    Ok(corpus)
+}
+
+/// Older runs kept what a run-time search chose (and the search's scores) among the benchmark
+/// parameters; newer runs keep them under `chosen`, where they do not make runs incomparable.
+/// For every benchmark, the keys that any run of `runs` has under `chosen` are moved there from
+/// `params` in every other run. Returns how many benchmark records were moved.
+pub fn split_chosen(runs: &mut [(String, ResultsDocument)]) -> usize {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut chosen_keys: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (_, run) in runs.iter() {
+        for b in &run.benchmarks {
+            chosen_keys.entry(b.id.clone()).or_default().extend(b.chosen.keys().cloned());
+        }
+    }
+    let mut moved = 0;
+    for (_, run) in runs.iter_mut() {
+        for b in &mut run.benchmarks {
+            let Some(keys) = chosen_keys.get(&b.id) else { continue };
+            let mut any = false;
+            for k in keys {
+                if let Some(v) = b.params.remove(k) {
+                    b.chosen.insert(k.clone(), v);
+                    any = true;
+                }
+            }
+            moved += usize::from(any);
+        }
+    }
+    moved
+}
+
+fn visit(path: &Path, corpus: &mut Corpus) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| Error::io(path, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                !name.starts_with('.') && (p.is_dir() || name.ends_with(".json") || name.ends_with(".tar.gz"))
+            })
+            .collect();
+        entries.sort();
+        for e in entries {
+            visit(&e, corpus)?;
+        }
+        return Ok(());
+    }
+    let name = path.display().to_string();
+    if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+        let bad = |e: std::io::Error| Error::data(path, format!("not a readable .tar.gz: {e}"));
+        let mut members = Vec::new();
+        for entry in archive.entries().map_err(bad)? {
+            let mut entry = entry.map_err(bad)?;
+            let inner = entry.path().map_err(bad)?.display().to_string();
+            if !entry.header().entry_type().is_file() || !inner.ends_with(".json") {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).map_err(bad)?;
+            members.push((inner, bytes));
+        }
+        members.sort_by(|a, b| a.0.cmp(&b.0));
+        for (inner, bytes) in members {
+            let label = format!("{name}:{inner}");
+            add(&PathBuf::from(&label), &label, &bytes, corpus)?;
+        }
+        return Ok(());
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    add(path, &name, &bytes, corpus)
+}
+
+fn add(path: &Path, label: &str, bytes: &[u8], corpus: &mut Corpus) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Tag {
+        schema: Option<String>,
+    }
+    let tag: Option<Tag> = serde_json::from_slice(bytes).ok();
+    match tag.and_then(|t| t.schema).as_deref() {
+        Some(RESULTS_SCHEMA) => corpus.runs.push((label.to_string(), parse_json(path, bytes, RESULTS_SCHEMA)?)),
+        Some(BASELINE_SCHEMA) => {
+            let b = Baseline::parse(path, bytes)?;
+            for (i, run) in b.runs.into_iter().enumerate() {
+                corpus.runs.push((format!("{label}#{i}"), run));
+            }
+        }
+        Some(other) => corpus.skipped.push(format!("{label} (schema {other})")),
+        None => corpus.skipped.push(format!("{label} (not a results or baseline file)")),
+    }
+    Ok(())
+}

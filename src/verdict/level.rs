@@ -1,0 +1,212 @@
+//! The hierarchical noise model: which level of variance a verdict is judged at, and the
+//! prediction band of a new run (or a new card) at that level.
+//!
+//! Samples within one run are strongly correlated, so the unit of evidence is the run:
+//!
+//! - **same card**: the candidate's GPU UUID is among the baseline's runs. The reference is
+//!   the median of each of that card's baseline runs; the band comes from their run-to-run
+//!   spread.
+//! - **class**: the candidate's card is not in the baseline and the baseline holds two or more
+//!   cards. The reference is one median per card (the median of that card's run medians); the
+//!   band comes from the spread between cards.
+//! - **other card**: the baseline holds one card and the candidate is another. Between-card
+//!   spread cannot be estimated from one card, so no change is called REGRESSED or IMPROVED:
+//!   it is INCONCLUSIVE, and the comparison warns.
+//!
+//! The band is a Student-t prediction interval for the mean of `n` new observations from `k`
+//! reference values: `max(t(confidence, k − 1) · s, z(confidence) · floor) · √(1/n + 1/k)`;
+//! a class band adds, in quadrature, the pooled run-to-run spread of the baseline's cards (a
+//! new card's run carries that noise, card medians average it away).
+//! The floor on the relative spread `s` keeps a single run, or identical runs, from giving a
+//! zero band; being a known minimum rather than an estimate, it takes the normal quantile.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{median, t_quantile};
+
+/// The level of variance a metric's verdict was judged at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// The candidate's card is in the baseline: its run medians against that card's runs.
+    SameCard,
+    /// The candidate's card is not in a baseline of several cards: against card medians.
+    Class,
+    /// The baseline holds one card and it is not the candidate's.
+    OtherCard,
+}
+
+impl Level {
+    /// "same card", "class", "other card".
+    pub fn label(self) -> &'static str {
+        match self {
+            Level::SameCard => "same card",
+            Level::Class => "class",
+            Level::OtherCard => "other card",
+        }
+    }
+
+    /// What one reference value is: "run" or "card".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Level::Class => "card",
+            _ => "run",
+        }
+    }
+}
+
+/// The reference values of one metric: one per baseline run of the candidate's card, or one
+/// per baseline card.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reference {
+    pub level: Level,
+    pub values: Vec<f64>,
+    /// For a class reference: the pooled relative run-to-run spread within the baseline's
+    /// cards and its degrees of freedom (a new card is judged on its own runs, which carry
+    /// this noise on top of the card's offset; card medians average it away).
+    pub run_spread: Option<(f64, u32)>,
+}
+
+/// Picks the level for a candidate measured on `candidate_uuid`, given the baseline's run
+/// medians and the UUID of each run (same length).
+pub(crate) fn reference(run_medians: &[f64], run_uuids: &[String], candidate_uuid: &str) -> Reference {
+    let mut cards: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (m, u) in run_medians.iter().zip(run_uuids) {
+        cards.entry(u.as_str()).or_default().push(*m);
+    }
+    if let Some(own) = cards.get(candidate_uuid) {
+        return Reference { level: Level::SameCard, values: own.clone(), run_spread: None };
+    }
+    if cards.len() >= 2 {
+        let values = cards.values().filter_map(|v| median(v)).collect();
+        return Reference { level: Level::Class, values, run_spread: pooled_run_spread(cards.values()) };
+    }
+    Reference { level: Level::OtherCard, values: run_medians.to_vec(), run_spread: None }
+}
+
+/// Pooled relative standard deviation of runs around their card's mean, with its degrees of
+/// freedom (runs minus cards); `None` when no card has two runs.
+fn pooled_run_spread<'a>(cards: impl Iterator<Item = &'a Vec<f64>>) -> Option<(f64, u32)> {
+    let (mut ss, mut df) = (0.0, 0u32);
+    for runs in cards.filter(|r| r.len() >= 2) {
+        let mean = runs.iter().sum::<f64>() / runs.len() as f64;
+        if mean.is_finite() && mean > 0.0 {
+            ss += runs.iter().map(|v| (v / mean - 1.0).powi(2)).sum::<f64>();
+            df += runs.len() as u32 - 1;
+        }
+    }
+    (df > 0).then(|| ((ss / f64::from(df)).sqrt(), df))
+}
+
+/// The prediction band of the new side around the reference values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Band {
+    /// Mean of the reference values.
+    pub center: f64,
+    /// Measured relative standard deviation of the reference values (0 with one value).
+    pub spread: f64,
+    /// Relative half width of the band: `max(t · spread, z · floor) · √(1/n + 1/k)`.
+    pub half_width: f64,
+    /// Reference values.
+    pub k: usize,
+}
+
+/// The band for the mean of `n` new values given `reference` values, at two-sided
+/// `confidence`, with the relative spread floored at `floor`; `run_spread` (relative spread
+/// and degrees of freedom) adds the run-to-run noise of `runs` new runs to a class band. `None`
+/// when the centre is not a positive finite number.
+pub(crate) fn band(
+    reference: &[f64],
+    n: usize,
+    confidence: f64,
+    floor: f64,
+    run_spread: Option<(f64, u32)>,
+    runs: usize,
+) -> Option<Band> {
+    let k = reference.len();
+    if k == 0 {
+        return None;
+    }
+    let center = reference.iter().sum::<f64>() / k as f64;
+    if !(center.is_finite() && center > 0.0) {
+        return None;
+    }
+    let spread = if k >= 2 {
+        let var = reference.iter().map(|v| (v - center).powi(2)).sum::<f64>() / (k - 1) as f64;
+        var.sqrt() / center
+    } else {
+        0.0
+    };
+    // The measured spread carries the uncertainty of k values (Student's t with k − 1 degrees
+    // of freedom); the floor is a known minimum, taken with the normal quantile.
+    let p = 0.5 + confidence / 2.0;
+    let z = t_quantile(p, 1_000_000);
+    let t = if k >= 2 { t_quantile(p, (k - 1) as u32) } else { z };
+    let scale = (1.0 / n.max(1) as f64 + 1.0 / k as f64).sqrt();
+    let main = (t * spread).max(z * floor) * scale;
+    let run_term = run_spread.map_or(0.0, |(s, df)| t_quantile(p, df.max(1)) * s / (runs.max(1) as f64).sqrt());
+    let half_width = main.hypot(run_term);
+    Some(Band { center, spread, half_width, k })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uuids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_candidates_card_selects_its_own_runs() {
+        let medians = [100.0, 101.0, 110.0, 111.0, 120.0];
+        let ids = uuids(&["A", "A", "B", "B", "C"]);
+        let r = reference(&medians, &ids, "B");
+        assert_eq!(r, Reference { level: Level::SameCard, values: vec![110.0, 111.0], run_spread: None });
+        let r = reference(&medians, &ids, "D");
+        assert_eq!(r.level, Level::Class);
+        assert_eq!(r.values, vec![100.5, 110.5, 120.0]);
+        // Runs of A and B around their card means: (0.5/100.5)² · 2 + (0.5/110.5)² · 2, 2 df.
+        let (s, df) = r.run_spread.unwrap();
+        let expect = ((2.0 * (0.5f64 / 100.5).powi(2) + 2.0 * (0.5f64 / 110.5).powi(2)) / 2.0).sqrt();
+        assert_eq!(df, 2);
+        assert!((s - expect).abs() < 1e-12, "{s} vs {expect}");
+        let r = reference(&medians[..2], &ids[..2], "D");
+        assert_eq!(r.level, Level::OtherCard);
+    }
+
+    #[test]
+    fn band_is_a_t_prediction_interval_with_a_floor() {
+        // Five runs with a 1 % relative standard deviation: t(0.995, 4) = 4.604.
+        let runs = [98.585_786_437_6, 101.414_213_562_4, 100.0, 100.0, 100.0];
+        let b = band(&runs, 1, 0.99, 0.001, None, 1).unwrap();
+        assert!((b.center - 100.0).abs() < 1e-6);
+        assert!((b.spread - 0.01).abs() < 1e-4, "{}", b.spread);
+        let expect = 4.604 * 0.01 * (1.0 + 0.2_f64).sqrt();
+        assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
+        // Identical runs and single runs do not give a zero band: the floor, at z = 2.576.
+        let b = band(&[100.0; 4], 1, 0.99, 0.002, None, 1).unwrap();
+        assert_eq!(b.spread, 0.0);
+        assert!((b.half_width - 2.5758 * 0.002 * 1.25_f64.sqrt()).abs() < 1e-4, "{}", b.half_width);
+        // Two values that differ: t(0.995, 1) = 63.66 times their spread.
+        let b = band(&[99.0, 101.0], 1, 0.99, 0.002, None, 1).unwrap();
+        let expect = 63.657 * 2.0_f64.sqrt() / 100.0 * 1.5_f64.sqrt();
+        assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
+        let b = band(&[100.0], 1, 0.99, 0.002, None, 1).unwrap();
+        assert!((b.half_width - 2.5758 * 0.002 * 2.0_f64.sqrt()).abs() < 1e-4, "{}", b.half_width);
+        // More new runs narrow the band.
+        assert!(
+            band(&runs, 3, 0.99, 0.001, None, 3).unwrap().half_width
+                < band(&runs, 1, 0.99, 0.001, None, 1).unwrap().half_width
+        );
+        assert!(band(&[0.0, 0.0], 1, 0.99, 0.002, None, 1).is_none());
+        assert!(band(&[], 1, 0.99, 0.002, None, 1).is_none());
+        // A class band adds the run-to-run noise of the new card's run: √(a² + (t·s)²).
+        let class = band(&[100.0; 3], 1, 0.99, 0.002, Some((0.01, 10)), 1).unwrap();
+        let a = 2.5758 * 0.002 * (1.0 + 1.0 / 3.0_f64).sqrt();
+        let expect = a.hypot(3.169_3 * 0.01);
+        assert!((class.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", class.half_width);
+    }
+}
