@@ -1,5 +1,5 @@
-//! Change points in a series of run medians: PELT (optimal partitioning with pruning) over a
-//! Gaussian mean-shift cost, with a penalty calibrated from the series' own run-to-run noise.
+//! Change points in a series of run medians: optimal partitioning over a Gaussian mean-shift
+//! cost, segments of at least two runs, with a penalty calibrated from the series' own run-to-run noise.
 //!
 //! Noise: the median absolute successive difference, scaled to a standard deviation
 //! (`median |x[i+1] - x[i]| / (0.6745 * sqrt 2)`): a step adds one large difference and leaves
@@ -46,20 +46,59 @@ pub fn noise_sigma(values: &[f64], floor_rel: f64) -> f64 {
     if sigma > 0.0 { sigma } else { f64::MIN_POSITIVE.sqrt() }
 }
 
+/// Smallest step between the means of two neighbouring segments, in standard errors of that
+/// difference (pooled spread within the segments, floored at the noise estimate): a "step" that
+/// the segments' own scatter explains is an outlier run or two, not a change of level.
+pub const MIN_STEP_T: f64 = 4.0;
+
 /// Finds the change points of `values` (NaN-free, time order).
 pub fn detect(values: &[f64], p: &DetectParams) -> Segmentation {
     let sigma = noise_sigma(values, p.noise_floor_rel);
     let n = values.len();
     let penalty = p.penalty_factor * sigma * sigma * (n.max(1) as f64).ln().max(2.0);
-    Segmentation { change_points: pelt(values, penalty), sigma, penalty }
+    let change_points = keep_clear_steps(values, pelt(values, penalty), sigma);
+    Segmentation { change_points, sigma, penalty }
 }
 
-/// PELT with the squared-error cost of a constant mean per segment and `penalty` per change:
-/// the partition that minimises total cost + penalty x changes. Returns the starts of the
+/// Drops, weakest first, change points whose step is below [`MIN_STEP_T`] standard errors.
+fn keep_clear_steps(values: &[f64], mut cps: Vec<usize>, sigma: f64) -> Vec<usize> {
+    loop {
+        let bounds: Vec<usize> = std::iter::once(0).chain(cps.iter().copied()).chain([values.len()]).collect();
+        let segs: Vec<&[f64]> = bounds.windows(2).map(|w| &values[w[0]..w[1]]).collect();
+        let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+        let (ss, dof) = segs.iter().fold((0.0, 0usize), |(ss, d), x| {
+            let m = mean(x);
+            (ss + x.iter().map(|v| (v - m).powi(2)).sum::<f64>(), d + x.len() - 1)
+        });
+        let spread = if dof > 0 { (ss / dof as f64).sqrt() } else { 0.0 }.max(sigma);
+        let weakest = (0..cps.len())
+            .map(|i| {
+                let (a, b) = (segs[i], segs[i + 1]);
+                let se = spread * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
+                (i, (mean(b) - mean(a)).abs() / se)
+            })
+            .min_by(|x, y| x.1.total_cmp(&y.1));
+        match weakest {
+            Some((i, t)) if t < MIN_STEP_T => {
+                cps.remove(i);
+            }
+            _ => return cps,
+        }
+    }
+}
+
+/// Fewest runs in a segment: one run away from its neighbours is an outlier run (the verdict's
+/// business), not a level the metric moved to; a step needs two runs to show.
+pub const MIN_SEGMENT: usize = 2;
+
+/// Optimal partitioning with the squared-error cost of a constant mean per segment, `penalty`
+/// per change and segments of at least [`MIN_SEGMENT`] runs: the partition that minimises total
+/// cost + penalty x changes (exact; O(n^2), n being runs of one card). Returns the starts of the
 /// segments after the first.
 pub fn pelt(values: &[f64], penalty: f64) -> Vec<usize> {
     let n = values.len();
-    if n < 2 {
+    let m = MIN_SEGMENT;
+    if n < 2 * m {
         return Vec::new();
     }
     let mut s1 = vec![0.0; n + 1];
@@ -74,20 +113,17 @@ pub fn pelt(values: &[f64], penalty: f64) -> Vec<usize> {
         let s = s1[b] - s1[a];
         (s2[b] - s2[a] - s * s / len).max(0.0)
     };
-    let mut f = vec![0.0; n + 1];
+    let mut f = vec![f64::INFINITY; n + 1];
     f[0] = -penalty;
     let mut last = vec![0usize; n + 1];
-    let mut candidates = vec![0usize];
-    for t in 1..=n {
-        let (best_s, best) = candidates
-            .iter()
-            .map(|&s| (s, f[s] + cost(s, t) + penalty))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .expect("candidates are never empty");
-        f[t] = best;
-        last[t] = best_s;
-        candidates.retain(|&s| f[s] + cost(s, t) <= f[t]);
-        candidates.push(t);
+    for t in m..=n {
+        for s in (0..=t - m).filter(|&s| s == 0 || s >= m) {
+            let c = f[s] + cost(s, t) + penalty;
+            if c < f[t] {
+                f[t] = c;
+                last[t] = s;
+            }
+        }
     }
     let mut cps = Vec::new();
     let mut t = n;
@@ -102,6 +138,19 @@ pub fn pelt(values: &[f64], penalty: f64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_outlier_run_is_not_a_change_but_two_runs_at_a_new_level_are() {
+        let mut v = vec![100.0; 12];
+        v[5] = 106.0;
+        assert!(detect(&v, &DetectParams::default()).change_points.is_empty());
+        v[5] = 100.0;
+        v[10] = 105.0;
+        v[11] = 105.0;
+        assert_eq!(detect(&v, &DetectParams::default()).change_points, vec![10]);
+        v[10] = 100.0;
+        assert!(detect(&v, &DetectParams::default()).change_points.is_empty(), "the newest run alone");
+    }
 
     #[test]
     fn finds_a_step_where_it_is() {
@@ -128,9 +177,9 @@ mod tests {
     }
 
     #[test]
-    fn a_step_at_the_newest_run_is_found() {
+    fn a_step_in_the_newest_two_runs_is_found() {
         let mut v = vec![10.0; 8];
-        v.push(10.5);
+        v.extend([10.5, 10.5]);
         assert_eq!(detect(&v, &DetectParams::default()).change_points, vec![8]);
     }
 }
