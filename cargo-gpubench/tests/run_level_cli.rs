@@ -1,5 +1,5 @@
 //! The command line on the run-level verdict rule: `calibrate`, `--fail-on`, and the refusal of
-//! another card or GPU class (exit code 7). Recorded H200 results, no GPU.
+//! another card or GPU class (exit code 10). Recorded H200 results, no GPU.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -52,7 +52,7 @@ fn another_class_is_refused_unless_allowed() {
     let new = edited(dir.path(), "h100.json", |v| v["gpu"]["sm_count"] = 114.into());
     let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
     let o = run(dir.path(), &["compare", old, new]);
-    assert_eq!(o.status.code(), Some(7), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(gpubench::error::exit::MISMATCH), "{}", text(&o));
     assert!(text(&o).contains("--allow-other-class") && !text(&o).contains("panicked"), "{}", text(&o));
     let o = run(dir.path(), &["compare", old, new, "--allow-other-class"]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));

@@ -43,7 +43,7 @@ impl Side<'_> {
     }
 }
 
-/// Refuses a comparison that must not be made, with [`Error::Mismatch`] (exit code 7): a
+/// Refuses a comparison that must not be made, with [`Error::Mismatch`] (exit code 10): a
 /// per-card baseline (`baseline_uuid` set) and a new run measured on another card (`gpu`), or
 /// a GPU of another class than the baseline's newest run unless `allow_other_class`. Takes the
 /// GPU rather than the run, so that a run can be refused before it is measured.
