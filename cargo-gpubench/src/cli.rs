@@ -189,7 +189,7 @@ pub struct VerdictOutputs {
     #[arg(long, value_name = "VERDICTS", value_parser = gpubench::verdict::FailOn::parse)]
     pub fail_on: Option<gpubench::verdict::FailOn>,
 
-    /// Compare with a baseline of another GPU class (refused otherwise, exit code 7).
+    /// Compare with a baseline of another GPU class (refused otherwise, exit code 10).
     #[arg(long)]
     pub allow_other_class: bool,
 }
