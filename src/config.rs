@@ -90,6 +90,7 @@ struct MetricSection {
     threshold: Option<f64>,
     noise_factor: Option<f64>,
     card_spread: Option<f64>,
+    run_spread: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -138,6 +139,7 @@ impl Config {
         for m in v.metric {
             let mut o = MetricOverride::new(&m.pattern, m.threshold, m.noise_factor).map_err(bad)?;
             o.card_spread = m.card_spread;
+            o.run_spread = m.run_spread;
             overrides.push(o);
         }
         let rule = Rule {

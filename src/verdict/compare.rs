@@ -347,7 +347,10 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
         let per_run = (v.len() / p.runs.max(1)).max(1) as f64;
         robust_relative_spread(v).unwrap_or(0.0) * 1.2533 / per_run.sqrt()
     };
-    let mut floor = rule.spread_floor.max(within(&b, bv)).max(within(&c, cv));
+    // With fewer than three reference values their spread says little: the metric's measured
+    // run-to-run spread (an override's `run_spread`) stands in as the floor.
+    let configured_floor = if reference.values.len() < 3 { rule.run_floor(&key) } else { rule.spread_floor };
+    let mut floor = configured_floor.max(within(&b, bv)).max(within(&c, cv));
     if reference.level == Level::Class {
         floor = floor.max(rule.card_floor(&key));
     }

@@ -73,6 +73,10 @@ pub struct MetricOverride {
     /// Floor of the between-card spread for matching metrics (class comparisons).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub card_spread: Option<f64>,
+    /// Floor of the run-to-run spread for matching metrics, from their measured A/A spread: a
+    /// baseline of one or a few runs cannot show how far runs of this metric stray.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_spread: Option<f64>,
     #[serde(skip)]
     regex: Option<Regex>,
 }
@@ -87,6 +91,7 @@ impl MetricOverride {
             threshold,
             noise_factor,
             card_spread: None,
+            run_spread: None,
             regex: Some(regex),
         })
     }
@@ -131,6 +136,14 @@ impl Rule {
         self.overrides.iter().find(|o| o.matches(key)).and_then(|o| o.card_spread).unwrap_or(self.card_spread_floor)
     }
 
+    /// Floor of the run-to-run spread of the metric `key` where fewer than three reference runs
+    /// (or cards) leave it unmeasured: the first matching override's `run_spread`, else
+    /// [`Rule::spread_floor`] (never below it).
+    pub fn run_floor(&self, key: &str) -> f64 {
+        let o = self.overrides.iter().find(|o| o.matches(key)).and_then(|o| o.run_spread);
+        o.unwrap_or(self.spread_floor).max(self.spread_floor)
+    }
+
     /// Checks that every parameter is in range; the error names the first bad one.
     pub fn validate(&self) -> Result<(), String> {
         let unit = |name: &str, v: f64, lo: f64, hi: f64| {
@@ -158,6 +171,9 @@ impl Rule {
             }
             if let Some(f) = o.noise_factor {
                 unit(&format!("noise_factor of `{}`", o.pattern), f, 0.0, 100.0)?;
+            }
+            if let Some(f) = o.run_spread {
+                unit(&format!("run_spread of `{}`", o.pattern), f, 0.0, 1.0)?;
             }
             if let Some(f) = o.card_spread {
                 unit(&format!("card_spread of `{}`", o.pattern), f, 0.0, 1.0)?;
