@@ -57,6 +57,10 @@ fn every_offline_command_survives_a_closed_stdout_with_its_own_exit_code() {
     let quick = quick.to_str().unwrap();
     let regressed = regressed_copy(dir.path());
     let regressed = regressed.to_str().unwrap();
+    let h100 = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json")
+        .to_string_lossy()
+        .into_owned();
     let o = run_into_closed_pipe(dir.path(), &["baseline", "save", quick, "--name", "piped"]);
     assert_code(&["baseline", "save"], &o, 0);
     let cases: Vec<(Vec<&str>, i32)> = vec![
@@ -72,6 +76,9 @@ fn every_offline_command_survives_a_closed_stdout_with_its_own_exit_code() {
         (vec!["baseline", "show", "piped", "--all"], 0),
         (vec!["--help"], 0),
         (vec!["compare", "--help"], 0),
+        (vec!["chipmap", h100.as_str()], 0),
+        (vec!["chipmap", h100.as_str(), "--json"], 0),
+        (vec!["fleet", quick, "--json"], 0),
     ];
     for (args, code) in cases {
         let o = run_into_closed_pipe(dir.path(), &args);
