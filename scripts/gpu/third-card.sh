@@ -3,7 +3,7 @@
 #   scripts/gpu/third-card.sh ARCHIVE.tar.gz RUNS
 set -uo pipefail
 archive=${1:?archive}; runs=${2:-3}; OUT=${OUT:-out}
-work=$(mktemp -d); tar xzf "$archive" -C "$work"; A=$work/gpubench-archive; B=$A/bin/cargo-gpubench
+work=$(mktemp -d); tar xf "$archive" -C "$work"; A=$work/gpubench-archive; B=$A/bin/cargo-gpubench
 uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1); short=${uuid:4:8}
 R=$OUT/c-$short; mkdir -p "$R"
 log() { echo "$*" | tee -a "$R/summary.txt"; }
