@@ -40,6 +40,46 @@ __device__ __forceinline__ void l2_read(const uint4* buf, u32 vmask, u32 iters, 
     gb_window_close(win, slots, s, (u64)iters * ILP * 32 * 16);
 }
 
+// Private variant: block b reads only its own slice of S = slice_mask + 1 vectors, vectors
+// [b S, (b + 1) S), in the same order as l2_read within the slice. No two SMs share a line, so
+// no line is requested by several SMs at once: the figure is the L2's hit bandwidth without
+// requests of different SMs for the same line arriving together.
+template <int ILP>
+__device__ __forceinline__ void l2_read_local(const uint4* buf, u32 slice_mask, u32 iters, gb_sm_window* win,
+                                              u32 slots, u32* sink, u32 sentinel) {
+    const u32 T = blockDim.x;
+    const u32 t = threadIdx.x;
+    const uint4* base = buf + (u64)blockIdx.x * (slice_mask + 1);
+    u32 v[ILP];
+#pragma unroll
+    for (int k = 0; k < ILP; ++k) v[k] = k * T + t;
+    const u32 step = ILP * T;
+    u32 acc = 0;
+    gb_stamp s = gb_stamp_begin();
+#pragma unroll 1
+    for (u32 i = 0; i < iters; ++i) {
+        u32 x = 0;
+#pragma unroll
+        for (int k = 0; k < ILP; ++k) {
+            x ^= l2_ld_cg(base + (v[k] & slice_mask));
+            v[k] += step;
+        }
+        acc += x;
+    }
+    if (acc == sentinel) sink[blockIdx.x * blockDim.x + t] = acc;
+    gb_window_close(win, slots, s, (u64)iters * ILP * 32 * 16);
+}
+
+#define GB_L2_LOCAL_KERNEL(ILP)                                                                           \
+extern "C" __global__ void l2_read_local_ilp##ILP(const uint4* buf, u32 slice_mask, u32 iters,           \
+                                                  gb_sm_window* win, u32 slots, u32* sink, u32 sentinel) { \
+    l2_read_local<ILP>(buf, slice_mask, iters, win, slots, sink, sentinel);                               \
+}
+
+GB_L2_LOCAL_KERNEL(2)
+GB_L2_LOCAL_KERNEL(4)
+GB_L2_LOCAL_KERNEL(8)
+
 #define GB_L2_KERNEL(ILP)                                                                                  \
 extern "C" __global__ void l2_read_ilp##ILP(const uint4* buf, u32 vmask, u32 iters, gb_sm_window* win,    \
                                             u32 slots, u32* sink, u32 sentinel) {                          \

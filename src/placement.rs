@@ -187,7 +187,7 @@ pub struct Placements<T> {
 }
 
 /// Copies of a target per [`Placements`] by default.
-pub const DEFAULT_PLACEMENTS: u64 = 32;
+pub const DEFAULT_PLACEMENTS: u64 = 256;
 
 /// Distance between copies: one 2 MiB page plus `copy` x 384 bytes (three 128-byte lines), so
 /// that neither the page nor the position within a page repeats.
@@ -196,9 +196,27 @@ pub fn placement_stride_bytes(copy_bytes: u64) -> u64 {
     copy_bytes.div_ceil(page) * page + 384
 }
 
+/// Environment variable that overrides the number of copies of every [`Placements`] (1 to
+/// 4096), for measuring how the spread of a placement-dependent metric falls with more copies.
+pub const PLACEMENTS_ENV: &str = "GPUBENCH_PLACEMENTS";
+
+/// The copies to use when `count` are asked for: [`PLACEMENTS_ENV`] when set to a number in
+/// 1..=4096 and more than one copy is asked for, else `count`.
+pub fn placement_count(count: u64) -> u64 {
+    if count <= 1 {
+        return count;
+    }
+    std::env::var(PLACEMENTS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| (1..=4096).contains(n))
+        .unwrap_or(count)
+}
+
 impl<T: DeviceRepr + ValidAsZeroBits> Placements<T> {
-    /// `count` zeroed copies of `words` words.
+    /// `count` zeroed copies of `words` words ([`PLACEMENTS_ENV`] can override `count`).
     pub fn new(gpu: &Gpu, words: u64, count: u64, what: &str) -> Result<Self> {
+        let count = placement_count(count).max(1);
         let size = std::mem::size_of::<T>() as u64;
         let stride = placement_stride_bytes(words * size).div_ceil(size);
         let total = stride * (count - 1) + words;

@@ -1,7 +1,11 @@
 //! L2 read bandwidth (seed 002 section III): `ld.global.cg` streams over a footprint the L2
 //! holds, GPU-wide GB/s over the launch's span (first warp start to last warp end, one
-//! %globaltimer) and bytes per SM clock; and its scaling with the number of blocks. Under the
-//! full profile, a footprint sweep from 1 MiB to beyond the L2 and a finer block sweep.
+//! %globaltimer) and bytes per SM clock; and its scaling with the number of blocks. Three
+//! footprints: `read`, every block over a quarter of the L2; `private`, every block over its own
+//! slice (no line shared between SMs, so no request can be served together with another SM's);
+//! `whole`,
+//! every block over three quarters of the L2 (more than one partition of a two-partition L2).
+//! Under the full profile, a footprint sweep from 1 MiB to beyond the L2 and a finer block sweep.
 //! Kernels: `kernels/l2_bandwidth.cu`.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -33,6 +37,21 @@ pub const SENTINEL: u32 = 0x9e37_79b9;
 pub fn regression_footprint(gpu: &GpuIdentity) -> u64 {
     let quarter = (gpu.l2_bytes / 4).max(1 << 16);
     1 << (63 - quarter.leading_zeros())
+}
+
+/// Footprint of `l2_bandwidth/whole`: the largest power of two at most three quarters of the L2,
+/// larger than one partition of a two-partition L2, so that SMs also read lines homed in the far
+/// partition.
+pub fn whole_footprint(gpu: &GpuIdentity) -> u64 {
+    let most = (gpu.l2_bytes / 4 * 3).max(1 << 16);
+    1 << (63 - most.leading_zeros())
+}
+
+/// Vectors of each block's private slice in `l2_bandwidth/private`: the largest power of two such
+/// that `blocks` slices fit in a quarter of the L2 (at least one vector per thread).
+pub fn private_slice_vectors(gpu: &GpuIdentity, blocks: u32) -> u32 {
+    let per_block = (gpu.l2_bytes / 4 / 16 / u64::from(blocks.max(1))).max(u64::from(THREADS));
+    1 << (63 - per_block.leading_zeros())
 }
 
 /// Footprints of the full sweep: powers of two from 1 MiB to the first at least four L2s.
@@ -86,13 +105,15 @@ struct Reader {
     max_blocks: u32,
 }
 
-/// One launch shape: kernel, grid, footprint, iterations.
+/// One launch shape: kernel, grid, footprint (GPU-wide, or each block's own slice), iterations.
 struct Shape {
     f: CudaFunction,
     ilp: u32,
     blocks: u32,
+    /// Vectors of the footprint (GPU-wide) or of each block's slice (`local`).
     vectors: u32,
     iters: u32,
+    local: bool,
 }
 
 impl Reader {
@@ -106,6 +127,20 @@ impl Reader {
             vectors: (footprint / 16) as u32,
             // per-thread work of the full grid, so that small grids run as long per thread
             iters: iters_for(self.target_bytes, full_threads.max(threads), ilp),
+            local: false,
+        })
+    }
+
+    /// `blocks` blocks, each reading only its own slice of `slice_vectors` vectors.
+    fn local_shape(&self, ilp: u32, blocks: u32, slice_vectors: u32) -> Result<Shape> {
+        let threads = blocks as u64 * THREADS as u64;
+        Ok(Shape {
+            f: self.compiled.function(&format!("l2_read_local_ilp{ilp}"))?,
+            ilp,
+            blocks,
+            vectors: slice_vectors,
+            iters: iters_for(self.target_bytes, threads, ilp),
+            local: true,
         })
     }
 
@@ -117,9 +152,11 @@ impl Reader {
         let cfg = LaunchConfig { grid_dim: (s.blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
         let vmask = s.vectors - 1;
         let slots = w.slots();
-        // SAFETY: l2_read_ilp<k>(const uint4*, u32 vmask, u32, gb_sm_window*, u32, u32*, u32);
-        // every index is masked into the footprint, which lies inside `buf`; the sink holds a
-        // word per thread of the full grid.
+        debug_assert!(!s.local || s.blocks as u64 * s.vectors as u64 * 16 <= self.buf.len() as u64);
+        // SAFETY: l2_read_ilp<k> / l2_read_local_ilp<k>(const uint4*, u32 mask, u32,
+        // gb_sm_window*, u32, u32*, u32); every index is masked into the footprint (or into the
+        // block's slice, and blocks x slice lies within a quarter of the L2), which lies inside
+        // `buf`; the sink holds a word per thread of the full grid.
         unsafe {
             gpu.stream()
                 .launch_builder(&s.f)
@@ -152,8 +189,8 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let profile = suite.profile();
     let names: &[&str] = match profile {
         Profile::Quick => &["read"],
-        Profile::Default => &["read", "scaling"],
-        Profile::Full => &["read", "scaling", "footprint", "scaling_sweep"],
+        Profile::Default => &["read", "private", "whole", "scaling"],
+        Profile::Full => &["read", "private", "whole", "scaling", "footprint", "scaling_sweep"],
     };
     if !names.iter().any(|n| suite.wants(n)) {
         return Ok(());
@@ -192,6 +229,53 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     })?;
     let ilp = trials[best].config;
     let search_json = search::to_json(&trials, |i| format!("ilp={i}"));
+
+    if profile != Profile::Quick && suite.wants("private") {
+        let slice = private_slice_vectors(&identity, full);
+        let shapes = SEARCH_ILPS.iter().map(|&i| reader.local_shape(i, full, slice)).collect::<Result<Vec<_>>>()?;
+        let (trials, best) = search::run_and_choose("l2_bandwidth/private", &SEARCH_ILPS, 3, 0.005, |i| {
+            let s = &shapes[SEARCH_ILPS.iter().position(|x| x == i).unwrap_or(0)];
+            reader.measure(gpu, s, &mut windows)
+        })?;
+        let private_ilp = trials[best].config;
+        let s = reader.local_shape(private_ilp, full, slice)?;
+        let bench = Bench::new("private")
+            .param("footprint_bytes", full as u64 * slice as u64 * 16)
+            .param("slice_bytes_per_block", slice as u64 * 16)
+            .chosen("ilp", private_ilp)
+            .param("threads_per_block", THREADS)
+            .param("blocks", full)
+            .chosen("iters_per_launch", s.iters)
+            .chosen("config", format!("ilp={private_ilp}"))
+            .chosen("search", search::to_json(&trials, |i| format!("ilp={i}")))
+            .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
+            .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
+            .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
+        points_bench(suite, &reader, bench, vec![(None, s)], true)?;
+    }
+    let gpu = suite.gpu();
+    if profile != Profile::Quick && suite.wants("whole") {
+        let fp = whole_footprint(&identity);
+        let shapes = SEARCH_ILPS.iter().map(|&i| reader.shape(i, full, fp)).collect::<Result<Vec<_>>>()?;
+        let (trials, best) = search::run_and_choose("l2_bandwidth/whole", &SEARCH_ILPS, 3, 0.005, |i| {
+            let s = &shapes[SEARCH_ILPS.iter().position(|x| x == i).unwrap_or(0)];
+            reader.measure(gpu, s, &mut windows)
+        })?;
+        let whole_ilp = trials[best].config;
+        let s = reader.shape(whole_ilp, full, fp)?;
+        let bench = Bench::new("whole")
+            .param("footprint_bytes", fp)
+            .chosen("ilp", whole_ilp)
+            .param("threads_per_block", THREADS)
+            .param("blocks", full)
+            .chosen("iters_per_launch", s.iters)
+            .chosen("config", format!("ilp={whole_ilp}"))
+            .chosen("search", search::to_json(&trials, |i| format!("ilp={i}")))
+            .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
+            .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
+            .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
+        points_bench(suite, &reader, bench, vec![(None, s)], true)?;
+    }
 
     if suite.wants("read") {
         let s = reader.shape(ilp, full, footprint)?;
@@ -292,6 +376,23 @@ mod tests {
         assert_eq!(regression_footprint(&g), 8 << 20);
         g.l2_bytes = 6 << 20;
         assert_eq!(regression_footprint(&g), 1 << 20);
+    }
+
+    #[test]
+    fn whole_footprint_exceeds_a_partition_and_private_slices_fit_a_quarter() {
+        let mut g = crate::families::test_identity();
+        g.l2_bytes = 50 << 20;
+        assert_eq!(whole_footprint(&g), 32 << 20);
+        // 1056 blocks: a quarter of 50 MiB is 12.1 KiB a block, so 8 KiB slices (8.25 MiB)
+        assert_eq!(private_slice_vectors(&g, 1056) * 16, 8 << 10);
+        g.l2_bytes = 60 << 20;
+        assert_eq!(whole_footprint(&g), 32 << 20);
+        assert_eq!(private_slice_vectors(&g, 1056) * 16, 8 << 10);
+        g.l2_bytes = 40 << 20;
+        assert_eq!(whole_footprint(&g), 16 << 20);
+        // a tiny L2 still gives every thread a vector
+        g.l2_bytes = 1 << 20;
+        assert_eq!(private_slice_vectors(&g, 1056), THREADS);
     }
 
     #[test]
