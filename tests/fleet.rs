@@ -113,6 +113,30 @@ fn three_recorded_h200_cards_give_an_envelope_and_no_outlier() {
 }
 
 #[test]
+fn a_card_measured_with_other_benchmark_settings_is_not_comparable_not_an_outlier() {
+    // Card 3's triad ran at other settings (another version of the benchmark) and 30 % slower:
+    // its triad is left out of its judgement, never flagged, and the report says so.
+    let l = planted(|r| {
+        if r.doc.gpu.uuid == CARD3 {
+            for b in r.doc.benchmarks.iter_mut().filter(|b| b.id == "dram/triad") {
+                b.params.insert("array_bytes".into(), serde_json::json!(1));
+            }
+            scale_metrics(&mut r.doc, "dram/triad", "bandwidth", 0.7);
+        }
+    });
+    let rep = analyse(&l, &rule());
+    assert!(rep.outliers().next().is_none());
+    let c = rep.groups[0].cards.iter().find(|c| c.uuid == CARD3).unwrap();
+    assert!(c.not_comparable.contains(&"dram/triad:bandwidth".to_string()), "{:?}", c.not_comparable);
+    assert!(report::card_reason(c).contains("other settings"));
+    let triad = rep.groups[0].envelope.iter().find(|r| r.key == "dram/triad:bandwidth").unwrap();
+    assert_eq!(triad.cards, 2, "the envelope holds the two cards of the common settings");
+    // The other cards are judged as before.
+    let other = rep.groups[0].cards.iter().find(|c| c.uuid == CARD1).unwrap();
+    assert!(other.not_comparable.is_empty());
+}
+
+#[test]
 fn a_card_20_percent_slower_on_dram_bandwidth_is_flagged_by_name() {
     let l = planted(|r| {
         if r.doc.gpu.uuid == CARD3 {

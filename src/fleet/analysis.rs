@@ -103,6 +103,10 @@ pub struct EnvelopeRow {
     pub min: f64,
     /// Largest card value.
     pub max: f64,
+    /// The benchmark settings (its parameters) of the cards in the envelope: the settings most
+    /// cards measured the metric with. Cards that measured it otherwise are not comparable.
+    #[serde(skip)]
+    pub settings: String,
 }
 
 /// A metric of a card outside its class envelope.
@@ -150,6 +154,9 @@ pub struct CardReport {
     pub z: BTreeMap<String, f64>,
     /// The card's value of every metric (median of its runs' medians).
     pub values: BTreeMap<String, f64>,
+    /// Metrics the card measured with other benchmark settings than the envelope's (another
+    /// version of the benchmark): left out of its judgement.
+    pub not_comparable: Vec<String>,
 }
 
 /// One group's envelope and cards.
@@ -195,6 +202,8 @@ pub(crate) struct Card<'a> {
     pub(crate) uuid: String,
     pub(crate) runs: Vec<&'a LoadedRun>,
     pub(crate) values: BTreeMap<String, f64>,
+    /// Per metric, the benchmark settings its value was measured with.
+    pub(crate) settings: BTreeMap<String, String>,
 }
 
 fn group_key(run: &LoadedRun) -> GroupKey {
@@ -216,21 +225,67 @@ pub fn groups(loaded: &Loaded) -> BTreeMap<GroupKey, BTreeMap<String, Vec<&Loade
     out
 }
 
-fn condense<'a>(uuid: &str, runs: Vec<&'a LoadedRun>, order: &mut Vec<(String, String, Better)>) -> Card<'a> {
-    let mut per_metric: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+/// Per benchmark id, the parameter names every run of `runs` that has the benchmark records.
+type CommonParams = BTreeMap<String, std::collections::BTreeSet<String>>;
+
+fn common_params<'a>(runs: impl IntoIterator<Item = &'a LoadedRun>) -> CommonParams {
+    let mut common: CommonParams = BTreeMap::new();
+    for r in runs {
+        for b in &r.doc.benchmarks {
+            let keys: std::collections::BTreeSet<String> = b.params.keys().cloned().collect();
+            common.entry(b.id.clone()).and_modify(|c| c.retain(|k| keys.contains(k))).or_insert(keys);
+        }
+    }
+    common
+}
+
+/// The settings of a benchmark that make two measurements of it comparable: the values of the
+/// parameters every run records (what a configuration search chose is kept apart, in `chosen`;
+/// a parameter only newer or older files record does not count).
+fn settings_of(b: &crate::results::BenchmarkResult, common: &CommonParams) -> String {
+    let keys = common.get(&b.id);
+    let kept: BTreeMap<&String, &serde_json::Value> =
+        b.params.iter().filter(|(k, _)| keys.is_some_and(|c| c.contains(*k))).collect();
+    serde_json::to_string(&kept).unwrap_or_default()
+}
+
+/// A card's value per metric: the median of its runs' medians, over the runs measured with the
+/// settings of its newest run that has the metric.
+fn condense<'a>(
+    uuid: &str,
+    runs: Vec<&'a LoadedRun>,
+    common: &CommonParams,
+    order: &mut Vec<(String, String, Better)>,
+) -> Card<'a> {
+    let mut per_metric: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
     for r in &runs {
         for b in &r.doc.benchmarks {
+            let settings = settings_of(b, common);
             for m in &b.metrics {
                 let key = format!("{}:{}", b.id, m.name);
                 if !per_metric.contains_key(&key) && !order.iter().any(|o| o.0 == key) {
                     order.push((key.clone(), m.unit.clone(), m.better));
                 }
-                per_metric.entry(key).or_default().push(m.summary.median);
+                per_metric.entry(key).or_default().push((settings.clone(), m.summary.median));
             }
         }
     }
-    let values = per_metric.into_iter().map(|(k, v)| (k, median(&v))).filter(|(_, v)| v.is_finite()).collect();
-    Card { uuid: uuid.to_string(), runs, values }
+    let mut values = BTreeMap::new();
+    let mut settings = BTreeMap::new();
+    for (k, v) in per_metric {
+        // runs are read in file order; the newest run decides the settings
+        let latest = runs.iter().max_by_key(|r| r.doc.created_unix_s).and_then(|r| {
+            r.doc.benchmarks.iter().find(|b| k.starts_with(&format!("{}:", b.id))).map(|b| settings_of(b, common))
+        });
+        let chosen = latest.unwrap_or_else(|| v[0].0.clone());
+        let same: Vec<f64> = v.iter().filter(|(s, _)| *s == chosen).map(|(_, x)| *x).collect();
+        let x = median(if same.is_empty() { &[] } else { &same });
+        if x.is_finite() {
+            values.insert(k.clone(), x);
+            settings.insert(k, chosen);
+        }
+    }
+    Card { uuid: uuid.to_string(), runs, values, settings }
 }
 
 /// Judges every group of `loaded` under `rule`.
@@ -238,7 +293,8 @@ pub fn analyse(loaded: &Loaded, rule: &FleetRule) -> FleetReport {
     let mut reports = Vec::new();
     for (key, cards) in groups(loaded) {
         let mut order = Vec::new();
-        let cards: Vec<Card> = cards.into_iter().map(|(u, runs)| condense(&u, runs, &mut order)).collect();
+        let common = common_params(cards.values().flatten().copied());
+        let cards: Vec<Card> = cards.into_iter().map(|(u, runs)| condense(&u, runs, &common, &mut order)).collect();
         reports.push(judge_group(key, &cards, &order, rule));
     }
     reports.sort_by(|a, b| b.cards.len().cmp(&a.cards.len()).then(a.key.cmp(&b.key)));
@@ -250,7 +306,22 @@ fn judge_group(key: GroupKey, cards: &[Card], order: &[(String, String, Better)]
     let judged = cards.len() >= rule.min_cards;
     let mut envelope = Vec::new();
     for (k, unit, better) in order {
-        let xs: Vec<f64> = cards.iter().filter_map(|c| c.values.get(k).copied()).collect();
+        // the settings most cards measured this metric with (ties: the first card's)
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for s in cards.iter().filter_map(|c| c.settings.get(k)) {
+            match counts.iter_mut().find(|(x, _)| *x == s.as_str()) {
+                Some(e) => e.1 += 1,
+                None => counts.push((s.as_str(), 1)),
+            }
+        }
+        let Some(settings) = counts.iter().rev().max_by_key(|(_, n)| *n).map(|(s, _)| s.to_string()) else {
+            continue;
+        };
+        let xs: Vec<f64> = cards
+            .iter()
+            .filter(|c| c.settings.get(k) == Some(&settings))
+            .filter_map(|c| c.values.get(k).copied())
+            .collect();
         if xs.is_empty() {
             continue;
         }
@@ -265,6 +336,7 @@ fn judge_group(key: GroupKey, cards: &[Card], order: &[(String, String, Better)]
             mad: mad(&xs),
             min,
             max,
+            settings,
         });
     }
     let class_maps = sm::class_maps(cards);
@@ -282,8 +354,13 @@ fn judge_card(
     let mut z = BTreeMap::new();
     let mut flagged = Vec::new();
     let (mut score, mut worst) = (0.0f64, None);
+    let mut not_comparable = Vec::new();
     for row in envelope {
         let Some(&x) = card.values.get(&row.key) else { continue };
+        if card.settings.get(&row.key) != Some(&row.settings) {
+            not_comparable.push(row.key.clone());
+            continue;
+        }
         let sign = if row.better == Better::Lower { 1.0 } else { -1.0 };
         let zz = sign * z_score(x, row.median, floored_mad(row.mad, row.median, rule.mad_floor_for(&row.key)));
         z.insert(row.key.clone(), zz);
@@ -324,6 +401,7 @@ fn judge_card(
         outlier_sms,
         z,
         values: card.values.clone(),
+        not_comparable,
     }
 }
 
@@ -338,9 +416,10 @@ pub fn judge_one(envelope: &[LoadedRun], candidate: &LoadedRun, rule: &FleetRule
         by_card.entry(r.doc.gpu.uuid.clone()).or_default().push(r);
     }
     let mut order = Vec::new();
-    let cand = condense(&candidate.doc.gpu.uuid, vec![candidate], &mut order);
+    let common = common_params(by_card.values().flatten().copied().chain(std::iter::once(candidate)));
+    let cand = condense(&candidate.doc.gpu.uuid, vec![candidate], &common, &mut order);
     let mut ignored = Vec::new();
-    let cards: Vec<Card> = by_card.into_iter().map(|(u, runs)| condense(&u, runs, &mut ignored)).collect();
+    let cards: Vec<Card> = by_card.into_iter().map(|(u, runs)| condense(&u, runs, &common, &mut ignored)).collect();
     let n = cards.len();
     let rows = judge_group(GroupKey { class: class.slug(), ..Default::default() }, &cards, &order, rule).envelope;
     let class_maps = sm::class_maps(&cards);

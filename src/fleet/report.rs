@@ -20,7 +20,8 @@ pub fn card_verdict(g: &GroupReport, c: &CardReport) -> &'static str {
     }
 }
 
-/// One line naming why a card is an outlier: its worst metric and worst SM.
+/// One line naming why a card is an outlier (its worst metric and worst SM) and what it could
+/// not be judged on.
 pub fn card_reason(c: &CardReport) -> String {
     let mut parts = Vec::new();
     if let Some(f) = c.flagged.first() {
@@ -34,6 +35,9 @@ pub fn card_reason(c: &CardReport) -> String {
     }
     if c.outlier_sms.len() > 1 {
         parts.push(format!("{} more SMs", c.outlier_sms.len() - 1));
+    }
+    if !c.not_comparable.is_empty() {
+        parts.push(format!("{} metrics measured with other settings, not judged", c.not_comparable.len()));
     }
     parts.join("; ")
 }

@@ -51,9 +51,16 @@ type RawMap = (Better, String, BTreeMap<u32, Vec<f64>>);
 pub(crate) fn card_maps(card: &Card) -> BTreeMap<String, CardMap> {
     let mut raw: BTreeMap<String, RawMap> = BTreeMap::new();
     for r in &card.runs {
-        // footprints between two levels (chased one SM at a time) mix near and far hits per SM
-        let between_levels =
-            |b: &crate::results::BenchmarkResult| b.params.get("placement").and_then(|v| v.as_str()) == Some("each_sm");
+        // footprints between two levels mix near and far hits per SM (and runs recorded before
+        // such footprints were chased one SM at a time also mix in the other SMs' lines)
+        let l2 = r.doc.gpu.l2_bytes;
+        let between_levels = |b: &crate::results::BenchmarkResult| {
+            b.params.get("placement").and_then(|v| v.as_str()) == Some("each_sm")
+                || b.params.get("bytes").and_then(|v| v.as_u64()).is_some_and(|bytes| {
+                    crate::families::latency::Placement::for_footprint(bytes, l2)
+                        == crate::families::latency::Placement::EachSmInTurn
+                })
+        };
         for b in r.doc.benchmarks.iter().filter(|b| !between_levels(b)) {
             for m in &b.sm_maps {
                 // Direction from the metric of the same name; a map without one is a latency-like
