@@ -149,6 +149,8 @@ fn every_subcommand_survives_a_closed_stdout_with_a_documented_exit_code() {
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| l.starts_with("  "))
+        // continuation lines of a wrapped description are indented further
+        .filter(|l| !l[2..].starts_with(' '))
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| *c != "help")
         .collect();

@@ -22,9 +22,9 @@ pub fn calibrate(args: CalibrateArgs) -> Result<i32> {
     }
     if args.format.json {
         let text = serde_json::to_string_pretty(&c).map_err(|e| gpubench::Error::Usage(e.to_string()))?;
-        println!("{text}");
+        crate::output::emit(text);
     } else {
-        print!("{}", calibration_markdown(&c));
+        crate::output::emit_raw(calibration_markdown(&c));
     }
     Ok(gpubench::error::exit::OK)
 }
