@@ -16,8 +16,8 @@ use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, LaunchConfig, ValidAsZeroB
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::families::per_sm::slots_for;
 use crate::harness::ProbeReading;
+use crate::measure::per_sm::slots_for;
 use crate::results::{GpuIdentity, KernelClock};
 
 /// `target_sm` value that runs the work on every SM at once.

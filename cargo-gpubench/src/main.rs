@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod output;
 mod progress;
+mod render;
 
 use clap::Parser;
 use gpubench::error::exit;

@@ -95,3 +95,74 @@ fn dissect_from_saved_sweeps_survives_a_closed_stdout() {
     let o = run_into_closed_pipe(dir.path(), &args);
     assert_code(&args, &o, 0);
 }
+
+/// Whether `code` is one of the documented exit codes.
+fn documented(code: Option<i32>) -> bool {
+    code.is_some_and(|c| gpubench::error::exit::TABLE.iter().any(|(n, _)| *n == c))
+}
+
+/// Every command and subcommand: those above with their exact codes, the rest (which need a
+/// GPU, NVRTC or a cargo build, or judge data they are given) with a documented code, and none
+/// may panic on a closed stdout.
+fn every_command_case(dir: &Path) -> Vec<Vec<String>> {
+    let quick = fixture("h200-quick-run.json").to_string_lossy().into_owned();
+    let db = dir.join("history.db").to_string_lossy().into_owned();
+    let missing = dir.join("no-workspace/Cargo.toml").to_string_lossy().into_owned();
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    vec![
+        s(&["--quick", "--no-baseline", "--manifest-path", &missing]),
+        s(&["--quick", "--json", "--no-baseline", "--manifest-path", &missing]),
+        s(&["archive", "--manifest-path", &missing, "-o", "a.tar.gz"]),
+        s(&["kernels", "--arch", "sm_90"]),
+        s(&["kernels", "--arch", "sm_90", "--json"]),
+        s(&["report", &quick]),
+        s(&["chipmap", &quick]),
+        s(&["info"]),
+        s(&["info", "--json"]),
+        s(&["ramp", "--idle-ms", "1", "--launches", "2"]),
+        s(&["load", "--seconds", "1", "--json"]),
+        s(&["dissect", "--quick"]),
+        s(&["compare", &quick, &quick]),
+        s(&["calibrate", &quick]),
+        s(&["calibrate", &quick, "--json"]),
+        s(&["baseline", "list"]),
+        s(&["baseline", "show", "piped"]),
+        s(&["baseline", "save", &quick, "--name", "again"]),
+        s(&["baseline", "quarantine", "no-such-baseline.json"]),
+        s(&["history", "import", &quick, "--db", &db]),
+        s(&["history", "--db", &db]),
+        s(&["history", "--db", &db, "--json"]),
+        s(&["fleet", &quick]),
+        s(&["health", "--timeout", "5"]),
+    ]
+}
+
+#[test]
+fn every_subcommand_survives_a_closed_stdout_with_a_documented_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = every_command_case(dir.path());
+    // every subcommand `--help` lists has a case
+    let help = Command::new(BIN).args(["gpubench", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        // continuation lines of a wrapped description are indented further
+        .filter(|l| !l[2..].starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 14, "{commands:?}");
+    for c in &commands {
+        assert!(cases.iter().any(|a| a[0] == *c), "no closed-stdout case for `{c}`");
+    }
+    for args in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run_into_closed_pipe(dir.path(), &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(documented(o.status.code()), "{args:?}: {:?} {err}", o.status.code());
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+    }
+}

@@ -23,6 +23,8 @@ pub mod launch;
 pub mod output;
 pub mod plan;
 pub mod plot;
+/// The cache simulator, for tests only (cargo feature `sim`).
+#[cfg(any(test, feature = "sim"))]
 pub mod sim;
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -12,12 +12,12 @@
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::full_grid;
-use super::per_sm::{self, SmWindows};
-use super::sm_bandwidth::merge_clock;
 use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Result};
-use crate::harness::{Bench, Profile, Sample, Suite};
+use crate::harness::{Bench, Profile, Suite};
 use crate::kernels;
+use crate::measure::SampleSum;
+use crate::measure::per_sm::{self, SmWindows};
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
 /// Threads per block (full occupancy by thread count).
@@ -308,19 +308,16 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let timer = EventTimer::new(gpu.stream())?;
         let what = format!("access_patterns/{name}");
         suite.bench(bench, |gpu, iters| {
-            let mut values = Vec::with_capacity(runs.len());
-            let mut elapsed = 0.0;
-            let mut clock = None;
+            let mut sum = SampleSum::with_capacity(runs.len());
             for (r, windows) in runs.iter_mut() {
                 let work = p.work(gpu.identity(), r);
                 let r = &*r;
                 let (t, totals) =
                     per_sm::sample(gpu, windows, &timer, iters, work, &what, |gpu, w| p.launch(gpu, r, w))?;
-                elapsed += t;
-                clock = merge_clock(clock, totals.clock());
-                values.push(totals.gpu_rate_per_s().map(|b| b / 1e9).unwrap_or(f64::NAN));
+                sum.add(t, totals.clock());
+                sum.push(totals.gpu_rate_per_s().map(|b| b / 1e9).unwrap_or(f64::NAN));
             }
-            Ok(Sample::clocked(elapsed, values, clock))
+            Ok(sum.finish())
         })?;
     }
     Ok(())

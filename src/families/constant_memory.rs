@@ -5,12 +5,12 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::per_sm::{self, Residency, SmWindows};
-use super::sm_bandwidth::merge_clock;
 use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
-use crate::harness::{Bench, Probe, Sample, Suite};
+use crate::harness::{Bench, Probe, Suite};
 use crate::kernels;
+use crate::measure::SampleSum;
+use crate::measure::per_sm::{self, Residency, SmWindows};
 use crate::results::{Better, ClockDomain};
 
 /// Words of the table (`CMEM_WORDS`).
@@ -110,9 +110,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         bench = bench.metric("divergent_slowdown", "x", Better::Lower, ClockDomain::Sm);
         let timer = EventTimer::new(gpu.stream())?;
         suite.bench(bench, |gpu, iters| {
-            let mut values = Vec::new();
-            let mut elapsed = 0.0;
-            let mut clock = None;
+            let mut sum = SampleSum::new();
             for r in runs.iter_mut() {
                 let what = format!("constant_memory/{}", r.label);
                 let (lane_stride, rounds) = (r.lane_stride, r.rounds);
@@ -135,12 +133,11 @@ pub fn run(suite: &mut Suite) -> Result<()> {
                     .cuda_context(|| "launching cmem_throughput".into())?;
                     Ok(())
                 })?;
-                elapsed += t;
-                clock = merge_clock(clock, totals.clock());
-                values.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
+                sum.add(t, totals.clock());
+                sum.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
             }
-            values.push(values[0] / values[1]);
-            Ok(Sample::clocked(elapsed, values, clock))
+            sum.push(sum.values()[0] / sum.values()[1]);
+            Ok(sum.finish())
         })?;
     }
 
@@ -155,8 +152,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         }
         let timer = EventTimer::new(gpu.stream())?;
         suite.bench(bench, |gpu, iters| {
-            let mut values = Vec::new();
-            let mut clock = None;
+            let mut sum = SampleSum::new();
             timer.start()?;
             for ((_, lane_stride), probe) in ACCESSES.iter().zip(probes.iter_mut()) {
                 probe.reset_counters(gpu)?;
@@ -175,10 +171,10 @@ pub fn run(suite: &mut Suite) -> Result<()> {
                     .cuda_context(|| "launching cmem_latency".into())?;
                 }
                 let r = probe.read(gpu)?;
-                values.push(if r.count > 0 { r.cycles as f64 / r.count as f64 } else { f64::NAN });
-                clock = merge_clock(clock, r.clock());
+                sum.push(if r.count > 0 { r.cycles as f64 / r.count as f64 } else { f64::NAN });
+                sum.clock(r.clock());
             }
-            Ok(Sample::clocked(timer.stop_ns()?, values, clock))
+            Ok(sum.finish_after(timer.stop_ns()?))
         })?;
     }
     Ok(())

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::full_grid;
-use super::search::{self, Trial};
 use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::harness::{Bench, Probe, Profile, Sample, Suite};
 use crate::kernels;
+use crate::measure::search::{self, Trial};
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
 /// Scalar of scale and triad.

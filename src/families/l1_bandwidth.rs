@@ -2,11 +2,11 @@
 //! of the L1 data path: 32-, 64- and 128-bit loads swept over ILP and resident warps, with three
 //! PTX cache operators (plain `ld.global`, `.ca`, `.nc`). Kernels: `kernels/l1_bandwidth.cu`.
 
-use super::limits;
-use super::sm_bandwidth::{self, Spec};
 use crate::error::Result;
 use crate::harness::Suite;
 use crate::kernels;
+use crate::measure::limits;
+use crate::measure::sm_bandwidth::{self, Spec};
 
 /// Cache operators of the loads: plain `ld.global` (LDG.E, cached in L1), `.ca`
 /// (LDG.E.STRONG.SM) and `.nc` (LDG.E.CONSTANT, the read-only path).

@@ -10,14 +10,14 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::per_sm::{self, SmTotals, SmWindows};
-use super::search;
-use super::sm_bandwidth::merge_clock;
 use super::{full_grid, size_label};
 use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Result};
-use crate::harness::{Bench, Profile, Sample, Suite};
+use crate::harness::{Bench, Profile, Suite};
 use crate::kernels;
+use crate::measure::SampleSum;
+use crate::measure::per_sm::{self, SmTotals, SmWindows};
+use crate::measure::search;
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
 /// Threads per block.
@@ -341,23 +341,20 @@ fn points_bench(
         .collect::<Result<Vec<_>>>()?;
     let bench = bench.kernels(&[&reader.compiled.provenance]);
     suite.bench(bench, |gpu, iters| {
-        let mut values = Vec::new();
-        let mut elapsed = 0.0;
-        let mut clock = None;
+        let mut sum = SampleSum::new();
         for (w, s) in runs.iter_mut() {
             let work = reader.work(s);
             let (t, totals) =
                 per_sm::sample(gpu, w, &timer, iters, work, "l2_bandwidth", |gpu, w| reader.launch(gpu, s, w))?;
-            elapsed += t;
-            clock = merge_clock(clock, totals.clock());
+            sum.add(t, totals.clock());
             let m = metrics(&totals);
             if all_metrics {
-                values.extend(m);
+                sum.extend(m);
             } else {
-                values.push(m[0]);
+                sum.push(m[0]);
             }
         }
-        Ok(Sample::clocked(elapsed, values, clock))
+        Ok(sum.finish())
     })
 }
 

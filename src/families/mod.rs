@@ -1,9 +1,9 @@
 //! The microbenchmark families: host code that sets up buffers, launches the kernels of
 //! `kernels/`, and turns probe readings into metrics. Each family is one criterion bench target
-//! (`benches/<family>.rs` calls its `run`).
+//! (`benches/<family>.rs` calls its `run`); [`REGISTRY`] lists every family with its bench, host
+//! code and kernel files. What families share to measure is in [`crate::measure`].
 
 pub mod access_patterns;
-pub mod atomic_variants;
 pub mod atomics;
 pub mod constant_memory;
 pub mod dram;
@@ -11,14 +11,13 @@ pub mod instructions;
 pub mod l1_bandwidth;
 pub mod l2_bandwidth;
 pub mod latency;
-pub mod limits;
-pub mod per_sm;
-pub mod search;
+mod registry;
 pub mod shared_bandwidth;
 pub mod shared_banks;
-pub mod sm_bandwidth;
 pub mod spilling;
 pub mod stream;
+
+pub use registry::{Family, NOT_FAMILIES, REGISTRY, family};
 
 use cudarc::driver::LaunchConfig;
 

@@ -2,11 +2,11 @@
 //! against the 128 B/clk/SM of 32 four-byte banks: 32-, 64- and 128-bit `ld.shared` swept over
 //! ILP and resident warps. Kernels: `kernels/shared_bandwidth.cu`.
 
-use super::limits;
-use super::sm_bandwidth::{self, Spec};
 use crate::error::Result;
 use crate::harness::Suite;
 use crate::kernels;
+use crate::measure::limits;
+use crate::measure::sm_bandwidth::{self, Spec};
 
 /// "smem_w16_ilp4".
 pub fn kernel_name(_variant: &str, width: u32, ilp: u32) -> String {

@@ -5,12 +5,12 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
-use super::per_sm::{self, Residency, SmWindows};
-use super::sm_bandwidth::merge_clock;
 use crate::device::EventTimer;
 use crate::error::{CudaResultExt, Error, Result};
-use crate::harness::{Bench, Profile, Sample, Suite};
+use crate::harness::{Bench, Profile, Suite};
 use crate::kernels;
+use crate::measure::SampleSum;
+use crate::measure::per_sm::{self, Residency, SmWindows};
 use crate::results::{Better, ClockDomain};
 
 /// Values each thread keeps live (`SPILL_N`).
@@ -144,9 +144,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     }
     let timer = EventTimer::new(gpu.stream())?;
     suite.bench(bench, |gpu, iters| {
-        let mut values = Vec::new();
-        let mut elapsed = 0.0;
-        let mut clock = None;
+        let mut sum = SampleSum::new();
         for v in variants.iter_mut() {
             let what = format!("spilling/{}", v.label);
             let (f, out) = (&v.f, v.out.as_ref().expect("allocated above"));
@@ -160,14 +158,13 @@ pub fn run(suite: &mut Suite) -> Result<()> {
                 .cuda_context(|| "launching a spilling kernel".into())?;
                 Ok(())
             })?;
-            elapsed += t;
-            clock = merge_clock(clock, totals.clock());
-            values.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
+            sum.add(t, totals.clock());
+            sum.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
         }
-        let base = values[0];
-        let slowdowns: Vec<f64> = values[1..].iter().map(|r| base / r).collect();
-        values.extend(slowdowns);
-        Ok(Sample::clocked(elapsed, values, clock))
+        let base = sum.values()[0];
+        let slowdowns: Vec<f64> = sum.values()[1..].iter().map(|r| base / r).collect();
+        sum.extend(slowdowns);
+        Ok(sum.finish())
     })?;
     // every build computed the same floats
     let gpu = suite.gpu();

@@ -1,28 +1,14 @@
-//! How a bench process is configured: environment variables set by `cargo gpubench` (criterion
-//! rejects flags it does not know, so ours travel this way), with defaults for plain
-//! `cargo bench`.
+//! How a bench process is configured: the environment variables of [`crate::protocol`], set by
+//! `cargo gpubench`, with defaults for plain `cargo bench`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
 
-/// Selects the measurement profile: `quick`, `default` or `full`.
-pub const ENV_PROFILE: &str = "GPUBENCH_PROFILE";
-/// Folder where the bench process writes its family record (`<family>.json`).
-pub const ENV_RECORD_DIR: &str = "GPUBENCH_RECORD_DIR";
-/// CUDA ordinal of the GPU to measure.
-pub const ENV_DEVICE: &str = "GPUBENCH_DEVICE";
-/// Set by `cargo gpubench`: print progress lines for it on stderr.
-pub const ENV_PROGRESS: &str = "GPUBENCH_PROGRESS";
-
-/// Set: drop throttled samples instead of keeping them marked and normalised.
-pub const ENV_DISCARD_THROTTLED: &str = "GPUBENCH_DISCARD_THROTTLED";
-/// Set: do not poll NVML.
-pub const ENV_NO_TELEMETRY: &str = "GPUBENCH_NO_TELEMETRY";
-
-/// Prefix of the progress lines a bench process prints for `cargo gpubench`.
-pub const PROGRESS_PREFIX: &str = "gpubench-progress: ";
+pub use crate::protocol::{
+    ENV_DEVICE, ENV_DISCARD_THROTTLED, ENV_NO_TELEMETRY, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX,
+};
 
 /// How long and how often each benchmark is sampled, and how many points sweeps take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -248,7 +248,7 @@ impl SuiteState {
         let result = build_result(&self.family, &bench, &measured, max_mhz, self.throttle_policy);
         print_summary(&result);
         if self.progress {
-            eprintln!("{PROGRESS_PREFIX}done {}", result.id);
+            eprintln!("{}", crate::protocol::done_line(&result.id));
         }
         self.results.push(result);
     }
@@ -269,7 +269,7 @@ impl SuiteState {
 
     fn write_record(&self) -> Result<()> {
         match record_dir() {
-            Some(dir) => self.document().write(&dir.join(format!("{}.json", self.family))),
+            Some(dir) => self.document().write(&crate::protocol::record_file(&dir, &self.family)),
             None => Ok(()),
         }
     }
@@ -314,7 +314,7 @@ fn report_and_exit(family: &str, err: Error) -> ! {
         eprintln!("{details}");
     }
     if let Some(dir) = record_dir() {
-        let _ = crate::results::write_atomic(&dir.join(format!("{family}.error")), format!("{err}\n").as_bytes());
+        let _ = crate::results::write_atomic(&crate::protocol::error_file(&dir, family), format!("{err}\n").as_bytes());
     }
     std::process::exit(err.exit_code())
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use super::cargo::BenchBinary;
 use super::interrupt;
 use crate::error::{Error, Result, exit};
-use crate::harness::{
-    ENV_DEVICE, ENV_DISCARD_THROTTLED, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, PROGRESS_PREFIX, Profile,
+use crate::harness::Profile;
+use crate::protocol::{
+    self, ENV_CRITERION_HOME, ENV_DEVICE, ENV_DISCARD_THROTTLED, ENV_PROFILE, ENV_PROGRESS, ENV_RECORD_DIR, Line,
 };
 
 /// What the run reports while it goes.
@@ -83,7 +84,7 @@ pub fn run_bench(bin: &BenchBinary, opts: &ExecOptions, on_event: &mut dyn FnMut
         .env(ENV_DEVICE, opts.device.to_string())
         .env(ENV_RECORD_DIR, opts.record_dir())
         .env(ENV_PROGRESS, "1")
-        .env("CRITERION_HOME", opts.criterion_home(&bin.name))
+        .env(ENV_CRITERION_HOME, opts.criterion_home(&bin.name))
         .env_remove(ENV_DISCARD_THROTTLED)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -154,17 +155,15 @@ pub fn run_bench(bin: &BenchBinary, opts: &ExecOptions, on_event: &mut dyn FnMut
 
 fn handle_line(line: String, log: &mut std::fs::File, on_event: &mut dyn FnMut(RunEvent)) {
     let _ = writeln!(log, "{line}");
-    if let Some(rest) = line.strip_prefix(PROGRESS_PREFIX) {
-        if let Some(id) = rest.strip_prefix("done ") {
-            on_event(RunEvent::BenchmarkDone { id: id.to_string() });
-        }
-        return;
+    match protocol::parse_line(&line) {
+        Line::Done(id) => on_event(RunEvent::BenchmarkDone { id: id.to_string() }),
+        Line::Progress => {}
+        Line::Output => on_event(RunEvent::Output(line)),
     }
-    on_event(RunEvent::Output(line));
 }
 
 fn bench_failure(bin: &BenchBinary, status: std::process::ExitStatus, record_dir: &Path, log: &Path) -> Error {
-    let own = std::fs::read_to_string(record_dir.join(format!("{}.error", bin.name)))
+    let own = std::fs::read_to_string(protocol::error_file(record_dir, &bin.name))
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty());

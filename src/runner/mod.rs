@@ -57,7 +57,7 @@ fn prepare_work_dir(opts: &ExecOptions) -> Result<()> {
 }
 
 fn collect(bin: &BenchBinary, opts: &ExecOptions) -> BenchOutput {
-    let record_path = opts.record_dir().join(format!("{}.json", bin.name));
+    let record_path = crate::protocol::record_file(&opts.record_dir(), &bin.name);
     let record = ResultsDocument::read(&record_path).ok();
     let criterion = criterion_files::read_all(&opts.criterion_home(&bin.name));
     BenchOutput { bench: bin.name.clone(), record, criterion }

@@ -6,8 +6,8 @@ use gpubench::baseline::{Baseline, BaselineKey, RunsFile, SaveMode, Store};
 use gpubench::error::{Error, Result, exit};
 use gpubench::report::{baseline_list_table, baseline_report};
 
-use super::verdicts;
 use crate::cli::{BaselineCommand, BaselineListArgs, BaselineQuarantineArgs, BaselineSaveArgs, BaselineShowArgs};
+use gpubench::pipeline::judge;
 
 pub fn baseline(cmd: BaselineCommand) -> Result<i32> {
     match cmd {
@@ -22,17 +22,17 @@ fn quarantine(args: BaselineQuarantineArgs) -> Result<i32> {
     let readable = Baseline::read(&args.file).is_ok();
     let moved = gpubench::baseline::quarantine(&args.file, now())?;
     let note = if readable { " (it was a readable baseline)" } else { "" };
-    eprintln!("moved {} to {}{note}", verdicts::shown(&args.file), verdicts::shown(&moved));
+    eprintln!("moved {} to {}{note}", judge::shown(&args.file), judge::shown(&moved));
     Ok(exit::OK)
 }
 
 fn list(args: BaselineListArgs) -> Result<i32> {
-    let cwd = verdicts::current_dir()?;
-    let config = verdicts::config(&args.place, &cwd)?;
-    let store = verdicts::store(&args.place, &config, &cwd);
+    let cwd = judge::current_dir()?;
+    let config = args.place.get().config(&cwd)?;
+    let store = args.place.get().store(&config, &cwd);
     let listed = store.list()?;
     let broken = listed.iter().filter(|l| l.baseline.is_err()).count();
-    if args.json {
+    if args.format.json {
         let rows: Vec<serde_json::Value> = listed
             .iter()
             .map(|l| match &l.baseline {
@@ -46,7 +46,7 @@ fn list(args: BaselineListArgs) -> Result<i32> {
             .collect();
         crate::output::emit(serde_json::to_string_pretty(&rows).expect("rows serialise"));
     } else if listed.is_empty() {
-        crate::output::emit(format!("no baselines in {}", verdicts::shown(store.dir())));
+        crate::output::emit(format!("no baselines in {}", judge::shown(store.dir())));
     } else {
         crate::output::emit(baseline_list_table(&listed));
     }
@@ -59,14 +59,14 @@ fn list(args: BaselineListArgs) -> Result<i32> {
 }
 
 fn show(args: BaselineShowArgs) -> Result<i32> {
-    let cwd = verdicts::current_dir()?;
-    let config = verdicts::config(&args.place, &cwd)?;
-    let store = verdicts::store(&args.place, &config, &cwd);
+    let cwd = judge::current_dir()?;
+    let config = args.place.get().config(&cwd)?;
+    let store = args.place.get().store(&config, &cwd);
     let (path, baseline) = find(&store, &args.target)?;
-    if args.json {
+    if args.format.json {
         crate::output::emit(serde_json::to_string_pretty(&baseline).expect("baselines serialise"));
     } else {
-        crate::output::emit_raw(baseline_report(&baseline, &verdicts::shown(&path), &config.rule, args.all));
+        crate::output::emit_raw(baseline_report(&baseline, &judge::shown(&path), &config.rule, args.all));
     }
     Ok(exit::OK)
 }
@@ -77,7 +77,7 @@ fn find(store: &Store, target: &str) -> Result<(std::path::PathBuf, Baseline)> {
     if as_path.is_file() {
         return Ok((as_path.to_path_buf(), Baseline::read(as_path)?));
     }
-    if verdicts::is_file_argument(target) || as_path.exists() {
+    if judge::is_file_argument(target) || as_path.exists() {
         // A file that is missing or not a regular file: a data error (exit code 5).
         gpubench::results::check_regular_file(as_path)?;
     }
@@ -100,7 +100,7 @@ fn find(store: &Store, target: &str) -> Result<(std::path::PathBuf, Baseline)> {
     match matches.len() {
         0 => Err(Error::Usage(format!(
             "no baseline `{target}` in {} (`cargo gpubench baseline list` shows what there is)",
-            verdicts::shown(store.dir())
+            judge::shown(store.dir())
         ))),
         1 => {
             let l = matches.pop().expect("one match");
@@ -114,9 +114,9 @@ fn find(store: &Store, target: &str) -> Result<(std::path::PathBuf, Baseline)> {
 }
 
 fn save(args: BaselineSaveArgs) -> Result<i32> {
-    let cwd = verdicts::current_dir()?;
-    let config = verdicts::config(&args.place, &cwd)?;
-    let store = verdicts::store(&args.place, &config, &cwd);
+    let cwd = judge::current_dir()?;
+    let config = args.place.get().config(&cwd)?;
+    let store = args.place.get().store(&config, &cwd);
     let mut runs = Vec::new();
     for path in &args.results {
         match RunsFile::read(path)? {
@@ -135,7 +135,7 @@ fn save(args: BaselineSaveArgs) -> Result<i32> {
         key.describe(),
         b.runs.len(),
         if b.runs.len() == 1 { "" } else { "s" },
-        verdicts::shown(&path)
+        judge::shown(&path)
     );
     Ok(exit::OK)
 }

@@ -6,12 +6,12 @@ use gpubench::report::calibration_markdown;
 use gpubench::verdict::calibrate::calibrate as run_calibration;
 use gpubench::verdict::corpus::gather;
 
-use super::verdicts;
 use crate::cli::{BaselinePlace, CalibrateArgs};
+use gpubench::pipeline::judge;
 
 pub fn calibrate(args: CalibrateArgs) -> Result<i32> {
     let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
-    let config = verdicts::config(&place, &verdicts::current_dir()?)?;
+    let config = place.get().config(&judge::current_dir()?)?;
     let corpus = gather(&args.paths)?;
     for s in &corpus.skipped {
         eprintln!("skipped {s}");
@@ -20,11 +20,11 @@ pub fn calibrate(args: CalibrateArgs) -> Result<i32> {
     for s in &c.skipped {
         eprintln!("left out {s}");
     }
-    if args.json {
+    if args.format.json {
         let text = serde_json::to_string_pretty(&c).map_err(|e| gpubench::Error::Usage(e.to_string()))?;
-        println!("{text}");
+        crate::output::emit(text);
     } else {
-        print!("{}", calibration_markdown(&c));
+        crate::output::emit_raw(calibration_markdown(&c));
     }
     Ok(gpubench::error::exit::OK)
 }

@@ -33,7 +33,7 @@ pub fn chipmap(args: ChipmapArgs) -> Result<i32> {
             }
         }
     }
-    if args.json {
+    if args.format.json {
         crate::output::emit(serde_json::to_string_pretty(&rows).expect("chip maps serialise"));
     } else {
         crate::output::emit(chipmap_table(&rows));

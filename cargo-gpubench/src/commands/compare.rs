@@ -5,12 +5,12 @@ use gpubench::error::Result;
 use gpubench::report::comparison_json;
 use gpubench::verdict::{Side, check_comparable, compare as judge};
 
-use super::verdicts;
 use crate::cli::{BaselinePlace, CompareArgs};
+use gpubench::pipeline::judge;
 
 pub fn compare(args: CompareArgs) -> Result<i32> {
     let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
-    let config = verdicts::config(&place, &verdicts::current_dir()?)?;
+    let config = place.get().config(&judge::current_dir()?)?;
     let old_file = RunsFile::read(&args.old)?;
     let per_card = match &old_file {
         RunsFile::Baseline(b) => b.gpu_uuid.clone(),
@@ -23,9 +23,10 @@ pub fn compare(args: CompareArgs) -> Result<i32> {
     }
     let (old_label, new_label) = (args.old.display().to_string(), args.new.display().to_string());
     let c = judge(Side { label: &old_label, runs: &old }, Side { label: &new_label, runs: &new }, &config.rule)?;
-    if args.json {
+    if args.format.json {
         crate::output::emit_raw(comparison_json(&c));
     }
-    verdicts::emit(&c, &args.outputs, args.json)?;
+    crate::render::verdicts(&c, args.outputs.all, args.format.json);
+    args.outputs.files().write(&c, &mut crate::render::Notes)?;
     Ok(c.exit_code_with(args.outputs.fail_on.unwrap_or_default()))
 }

@@ -12,8 +12,8 @@ use gpubench::runner::devices::{results_file_name, worst_exit_code};
 use gpubench::runner::fanout::{DeviceRun, run_devices};
 use gpubench::runner::{self, archive};
 
-use super::{judge_run, verdicts};
 use crate::cli::RunArgs;
+use gpubench::pipeline::judge;
 
 pub fn run_many(args: RunArgs) -> Result<i32> {
     if args.save_baseline.is_some() {
@@ -21,12 +21,12 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
             "--save-baseline saves one GPU's run; for several GPUs, save a class baseline from their results with `cargo gpubench fleet DIR --save-baseline PATH`".into(),
         ));
     }
-    if args.outputs.markdown.is_some() || args.outputs.junit.is_some() || args.outputs.verdicts_json.is_some() {
+    if args.outputs.files().any() {
         return Err(Error::Usage(
             "--markdown, --junit and --verdicts-json name one file: with several GPUs, use `cargo gpubench fleet` on the results folder".into(),
         ));
     }
-    judge_run::check_args(&args)?;
+    super::run::judge_request(&args).check_names()?;
     gpubench::device::preflight()?;
     let visible = gpubench::device::device_count()?;
     let ordinals = args.device.resolve(visible)?;
@@ -35,7 +35,7 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
     // Build or unpack once, so that the GPUs' processes only run.
     let (child_archive, default_dir): (Option<PathBuf>, PathBuf) = match &args.archive {
         Some(path) => {
-            let root = verdicts::current_dir()?;
+            let root = judge::current_dir()?;
             let unpacked = root.join("gpubench-unpacked");
             archive::open(path, &unpacked)?;
             (Some(if path.is_dir() { path.clone() } else { unpacked }), root.join("gpubench-results"))
@@ -67,7 +67,7 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
     let outcomes = run_devices(&exe, &parent_args, &runs, child_archive.as_deref())?;
 
     let docs: Vec<&ResultsDocument> = outcomes.iter().filter_map(|o| o.doc.as_ref()).collect();
-    if args.json {
+    if args.format.json {
         crate::output::emit(serde_json::to_string_pretty(&docs).expect("results serialise"));
     } else {
         if !docs.is_empty() {

@@ -21,7 +21,7 @@ pub fn dissect(args: DissectArgs) -> Result<i32> {
             (sweeps, args.out.clone().unwrap_or_else(|| dir.clone()), false, None)
         }
         None => {
-            let gpu = Gpu::open(args.device)?;
+            let gpu = Gpu::open(args.gpu.device)?;
             let opts = if args.quick { Options::QUICK } else { Options::DEFAULT };
             let out = args.out.clone().unwrap_or_else(default_folder);
             let bar = progress_bar();
@@ -47,7 +47,7 @@ pub fn dissect(args: DissectArgs) -> Result<i32> {
     };
     let d = dissect::analyze(&sweeps);
     let files = dissect::write_folder(&out, &sweeps, &d, measured)?;
-    if args.json {
+    if args.format.json {
         let text = std::fs::read_to_string(out.join(DISSECT_FILE)).map_err(|e| Error::io(out.join(DISSECT_FILE), e))?;
         crate::output::emit_raw(&text);
     } else {

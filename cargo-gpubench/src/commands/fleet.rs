@@ -7,8 +7,8 @@ use gpubench::error::{Error, Result, exit};
 use gpubench::fleet::{self, FleetRule, report};
 use gpubench::results::{write_atomic, write_json_compact};
 
-use super::verdicts;
 use crate::cli::{BaselinePlace, FleetArgs};
+use gpubench::pipeline::judge;
 
 pub fn fleet(args: FleetArgs) -> Result<i32> {
     if !(args.z_limit.is_finite() && args.z_limit > 0.0) {
@@ -18,7 +18,7 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
         return Err(Error::Usage(format!("--min-effect must lie in [0, 1), got {}", args.min_effect)));
     }
     let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
-    let config = verdicts::config(&place, &verdicts::current_dir()?)?;
+    let config = place.get().config(&judge::current_dir()?)?;
     let rule =
         FleetRule { z_limit: args.z_limit, min_effect: args.min_effect, verdict: config.rule, ..FleetRule::default() };
     let loaded = fleet::load(&args.paths)?;
@@ -27,7 +27,7 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
     }
     let rep = fleet::analyse(&loaded, &rule);
 
-    if args.json {
+    if args.format.json {
         crate::output::emit(report::json(&rep));
     } else {
         crate::output::emit(report::text(&rep, args.all).trim_end());

@@ -11,8 +11,8 @@ use gpubench::fleet::{self, FleetRule, LoadedRun, health};
 use gpubench::runner::devices::{DeviceSelection, results_file_name, worst_exit_code};
 use gpubench::runner::fanout::{DeviceRun, run_devices};
 
-use super::verdicts;
 use crate::cli::HealthArgs;
+use gpubench::pipeline::judge;
 
 pub fn health(args: HealthArgs) -> Result<i32> {
     let selection = DeviceSelection::parse(&args.device).map_err(Error::Usage)?;
@@ -59,7 +59,7 @@ fn check(args: &HealthArgs, selection: &DeviceSelection) -> Result<(i32, Vec<Str
     let outcomes = run_devices(&exe, &child, &runs, args.archive.as_deref())?;
 
     let envelope = envelope_runs(args, outcomes.iter().find_map(|o| o.doc.as_ref()))?;
-    let config = verdicts::config(&args.place, &verdicts::current_dir()?)?;
+    let config = args.place.get().config(&judge::current_dir()?)?;
     let rule = FleetRule { verdict: config.rule, ..FleetRule::default() };
     let mut lines = Vec::new();
     let mut codes = Vec::new();
@@ -99,9 +99,9 @@ fn envelope_runs(args: &HealthArgs, sample: Option<&gpubench::results::ResultsDo
         return Ok(fleet::load(std::slice::from_ref(p))?.runs);
     }
     let Some(doc) = sample else { return Ok(Vec::new()) };
-    let root = verdicts::current_dir()?;
-    let config = verdicts::config(&args.place, &root)?;
-    let store = verdicts::store(&args.place, &config, &root);
+    let root = judge::current_dir()?;
+    let config = args.place.get().config(&root)?;
+    let store = args.place.get().store(&config, &root);
     let key = BaselineKey::for_gpu(&doc.gpu, None, false)?;
     Ok(match store.load(&key)? {
         Some((path, b)) => {

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use gpubench::config::Config;
 use gpubench::error::{Error, Result, exit};
 use gpubench::history::{self, AnalysisParams, DetectParams, HistoryStore, SeriesFilter, render};
-use gpubench::results::ResultsDocument;
 
 use crate::cli::{HistoryArgs, HistoryCommand, HistoryImportArgs};
 
@@ -16,14 +15,6 @@ pub fn history(args: HistoryArgs) -> Result<i32> {
         Some(HistoryCommand::Import(i)) => import(i),
         None => show(args),
     }
-}
-
-/// Appends a finished run to the database at `db` (`--history` on a run).
-pub fn append(db: &Path, doc: &ResultsDocument) -> Result<()> {
-    let o = history::append_run(db, doc)?;
-    let what = if o.added == 1 { "appended this run to" } else { "this run was already in" };
-    eprintln!("history: {what} {}", db.display());
-    Ok(())
 }
 
 fn import(args: HistoryImportArgs) -> Result<i32> {
@@ -68,7 +59,7 @@ fn show(args: HistoryArgs) -> Result<i32> {
     let store = HistoryStore::open_existing(&args.db)?;
     let config = match &args.config {
         Some(path) => Config::load(path)?,
-        None => Config::discover(&super::verdicts::current_dir()?)?,
+        None => Config::discover(&gpubench::pipeline::judge::current_dir()?)?,
     };
     let report = history::analyse_store(&store, &filter, &params, Some(&config.rule))?;
     if report.series.is_empty() {
@@ -92,7 +83,7 @@ fn show(args: HistoryArgs) -> Result<i32> {
             .collect();
         gpubench::results::write_atomic(md, render::history_markdown(&report, &links).as_bytes())?;
     }
-    if args.json {
+    if args.format.json {
         crate::output::emit(render::history_json(&report));
     } else {
         crate::output::emit(render::history_table(&report));

@@ -9,9 +9,9 @@ use crate::cli::InfoArgs;
 use crate::output::emit;
 
 pub fn info(args: InfoArgs) -> Result<i32> {
-    let gpu = Gpu::open(args.device)?;
+    let gpu = Gpu::open(args.gpu.device)?;
     let status = device_status(&gpu.identity().uuid);
-    if args.json {
+    if args.format.json {
         let json = serde_json::json!({
             "gpu": gpu.identity(),
             "stack": gpu.stack(),

@@ -29,7 +29,7 @@ pub fn kernels(args: KernelsArgs) -> Result<i32> {
         }
         provenance.push(compiled.provenance);
     }
-    if args.json {
+    if args.format.json {
         crate::output::emit(format!("{}", serde_json::to_string_pretty(&provenance).expect("provenance serialises")));
     } else {
         crate::output::emit(format!("{}", provenance_table(&provenance)));

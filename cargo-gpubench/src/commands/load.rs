@@ -11,12 +11,12 @@ use crate::cli::LoadArgs;
 use crate::output::emit;
 
 pub fn load(args: LoadArgs) -> Result<i32> {
-    let gpu = Gpu::open(args.device)?;
+    let gpu = Gpu::open(args.gpu.device)?;
     let settings = LoadSettings { duration: Duration::from_secs(args.seconds.max(1)), ..Default::default() };
     eprintln!("holding a tensor-core and memory load on {} for {} s", gpu.identity().name, args.seconds);
     let trace = clock_load::run(&gpu, settings)?;
     let summary = clock_load::summarize(&trace);
-    if crate::output::save_and_emit_json(&trace, &summary, args.output.as_deref(), args.json)? {
+    if crate::output::save_and_emit_json(&trace, &summary, args.output.as_deref(), args.format.json)? {
         return Ok(exit::OK);
     }
     emit(load_table(&trace));

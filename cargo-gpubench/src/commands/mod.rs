@@ -11,13 +11,11 @@ mod fleet;
 mod health;
 mod history;
 mod info;
-mod judge_run;
 mod kernels;
 mod load;
 mod ramp;
 mod report;
 mod run;
-mod verdicts;
 
 use gpubench::Result;
 

@@ -20,9 +20,9 @@ pub fn ramp(args: RampArgs) -> Result<i32> {
         "idling {} ms without a CUDA context, then {} launches of an L2-hit pointer chase",
         args.idle_ms, settings.launches
     );
-    let trace = clock_ramp::run(args.device, settings)?;
+    let trace = clock_ramp::run(args.gpu.device, settings)?;
     let summary = clock_ramp::summarize_trace(&trace);
-    if !crate::output::save_and_emit_json(&trace, &summary, args.output.as_deref(), args.json)? {
+    if !crate::output::save_and_emit_json(&trace, &summary, args.output.as_deref(), args.format.json)? {
         emit(ramp_table(&trace));
         emit(format!(
             "idle: NVML SM clock {} MHz; {:.0} ms from the end of idling to the first launch",

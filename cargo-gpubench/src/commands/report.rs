@@ -8,7 +8,7 @@ use crate::cli::ReportArgs;
 
 pub fn report(args: ReportArgs) -> Result<i32> {
     let doc = ResultsDocument::read_checked(&args.results)?;
-    if args.json {
+    if args.format.json {
         crate::output::emit(format!("{}", serde_json::to_string_pretty(&doc).expect("results serialise")));
     } else {
         crate::output::emit(format!("{}", summary_table(&doc)));

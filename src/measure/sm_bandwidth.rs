@@ -11,6 +11,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 use super::per_sm::{self, Residency, SmTotals, SmWindows};
+use super::sample::SampleSum;
 use super::search::{self, Trial};
 use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Result};
@@ -331,37 +332,21 @@ fn sweep(suite: &mut Suite, spec: &Spec, target: &Target, limit: Option<f64>) ->
                 bench = bench.kernels(&target.provenance());
                 let what = format!("{}/{name}", spec.family);
                 suite.bench(bench, |gpu, iters| {
-                    let mut values = Vec::with_capacity(points.len());
-                    let mut elapsed = 0.0;
-                    let mut clock: Option<crate::results::KernelClock> = None;
+                    let mut sum = SampleSum::with_capacity(points.len());
                     for (c, f, w, rounds) in points.iter_mut() {
                         let per_launch = work_per_launch(gpu.identity(), c, *rounds);
                         let (t, totals) = per_sm::sample(gpu, w, &timer, iters, per_launch, &what, |gpu, w| {
                             target.launch(gpu, f, c, *rounds, w)
                         })?;
-                        elapsed += t;
-                        values.push(bytes_per_clock(&totals));
-                        clock = merge_clock(clock, totals.clock());
+                        sum.add(t, totals.clock());
+                        sum.push(bytes_per_clock(&totals));
                     }
-                    Ok(Sample::clocked(elapsed, values, clock))
+                    Ok(sum.finish())
                 })?;
             }
         }
     }
     Ok(())
-}
-
-/// Adds two clock windows (cycles and ns summed), so that a sample made of several kernels
-/// reports the clock over all of them.
-pub fn merge_clock(
-    a: Option<crate::results::KernelClock>,
-    b: Option<crate::results::KernelClock>,
-) -> Option<crate::results::KernelClock> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(crate::results::KernelClock { cycles: a.cycles + b.cycles, ns: a.ns + b.ns }),
-        (a, None) => a,
-        (None, b) => b,
-    }
 }
 
 #[cfg(test)]
@@ -405,16 +390,6 @@ mod tests {
     #[test]
     fn widths_are_named_in_bits() {
         assert_eq!(WIDTHS.map(width_label), ["32bit", "64bit", "128bit"]);
-    }
-
-    #[test]
-    fn clocks_of_several_kernels_add_up() {
-        use crate::results::KernelClock;
-        let a = Some(KernelClock { cycles: 2000.0, ns: 1000.0 });
-        let b = Some(KernelClock { cycles: 1000.0, ns: 1000.0 });
-        assert_eq!(merge_clock(a, b).unwrap().mhz(), Some(1500.0));
-        assert_eq!(merge_clock(None, b), b);
-        assert_eq!(merge_clock(a, None), a);
     }
 
     #[test]

@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod groups;
+
+pub use groups::{BaselineChoice, BaselinePlace, Format, OneDevice, VerdictOutputs};
+
 /// GPU microbenchmarks as criterion benches: memory latency, bandwidth, atomics, with the clocks
 /// they ran at. Builds the workspace's bench targets, runs them on the GPU and writes one
 /// results JSON.
@@ -58,6 +62,7 @@ pub enum Command {
 
 /// Options of a benchmark run (the default command).
 #[derive(Debug, Args, Clone)]
+#[command(mut_arg("json", |a| a.help("Print the results JSON to stdout instead of the table")))]
 pub struct RunArgs {
     /// Run only benchmarks whose id ("family/name") matches this regular expression.
     #[arg(value_name = "FILTER")]
@@ -97,9 +102,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub timeout: u64,
 
-    /// Print the results JSON to stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 
     /// Show the bench executables' own output (criterion's report).
     #[arg(short, long)]
@@ -120,18 +124,8 @@ pub struct RunArgs {
     #[arg(long, requires = "save_baseline")]
     pub append: bool,
 
-    /// Compare with the baseline NAME, or a baseline or results FILE [default: this GPU class's
-    /// baseline, when there is one].
-    #[arg(long, value_name = "NAME|FILE", num_args = 0..=1, default_missing_value = "", conflicts_with = "no_baseline")]
-    pub baseline: Option<String>,
-
-    /// Do not compare with a baseline.
-    #[arg(long)]
-    pub no_baseline: bool,
-
-    /// Key baselines by this GPU's UUID too (strict per-GPU baselines).
-    #[arg(long)]
-    pub per_gpu: bool,
+    #[command(flatten)]
+    pub baseline: BaselineChoice,
 
     /// Fail at once (exit code 6) when another gpubench run holds this GPU, instead of waiting.
     #[arg(long)]
@@ -151,47 +145,6 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub outputs: VerdictOutputs,
-}
-
-/// Where baselines and the configuration are.
-#[derive(Debug, Args, Clone, Default)]
-pub struct BaselinePlace {
-    /// Folder of baseline files [default: `[baseline] dir` of gpubench.toml, else `baselines`
-    /// in the workspace, or in the current folder with --archive and offline commands].
-    #[arg(long, value_name = "DIR")]
-    pub baseline_dir: Option<PathBuf>,
-
-    /// Configuration file [default: the nearest gpubench.toml].
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
-}
-
-/// Where the verdicts go besides the terminal.
-#[derive(Debug, Args, Clone, Default)]
-pub struct VerdictOutputs {
-    /// Write the verdicts as Markdown (a CI step summary).
-    #[arg(long, value_name = "PATH")]
-    pub markdown: Option<PathBuf>,
-
-    /// Write the verdicts as JUnit XML (one test case per metric; REGRESSED fails).
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-
-    /// Write the verdicts as JSON.
-    #[arg(long, value_name = "PATH")]
-    pub verdicts_json: Option<PathBuf>,
-
-    /// List PASS rows in the terminal table too.
-    #[arg(long)]
-    pub all: bool,
-
-    /// Also exit 1 on these verdicts (comma-separated): inconclusive, not-measured.
-    #[arg(long, value_name = "VERDICTS", value_parser = gpubench::verdict::FailOn::parse)]
-    pub fail_on: Option<gpubench::verdict::FailOn>,
-
-    /// Compare with a baseline of another GPU class (refused otherwise, exit code 10).
-    #[arg(long)]
-    pub allow_other_class: bool,
 }
 
 #[derive(Debug, Args)]
@@ -219,19 +172,18 @@ pub struct KernelsArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print JSON (the document itself) instead of a table")))]
 pub struct ReportArgs {
     /// A results JSON file.
     pub results: PathBuf,
 
-    /// Print JSON (the document itself) instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -251,12 +203,12 @@ pub struct ChipmapArgs {
     #[arg(long, default_value_t = gpubench::report::chipmap::OUTLIER_Z, value_name = "Z")]
     pub z: f64,
 
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print the comparison as JSON instead of the table")))]
 pub struct CompareArgs {
     /// The baseline side: a results JSON or a baseline file.
     #[arg(value_name = "OLD")]
@@ -266,9 +218,8 @@ pub struct CompareArgs {
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
 
-    /// Print the comparison as JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 
     /// Configuration file [default: the nearest gpubench.toml].
     #[arg(long, value_name = "PATH")]
@@ -279,14 +230,14 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print the calibration as JSON instead of Markdown tables")))]
 pub struct CalibrateArgs {
     /// Results or baseline files, folders of them, or .tar.gz archives of them.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 
-    /// Print the calibration as JSON instead of Markdown tables.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 
     /// Configuration file [default: the nearest gpubench.toml].
     #[arg(long, value_name = "PATH")]
@@ -317,12 +268,12 @@ pub struct BaselineListArgs {
     #[command(flatten)]
     pub place: BaselinePlace,
 
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print the baseline file's JSON instead")))]
 pub struct BaselineShowArgs {
     /// A baseline file, or a baseline in the folder by name, file stem or GPU class slug.
     #[arg(value_name = "NAME|FILE")]
@@ -335,9 +286,8 @@ pub struct BaselineShowArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// Print the baseline file's JSON instead.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -364,20 +314,17 @@ pub struct BaselineSaveArgs {
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// CUDA ordinal of the GPU.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub device: usize,
+    #[command(flatten)]
+    pub gpu: OneDevice,
 
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
 pub struct RampArgs {
-    /// CUDA ordinal of the GPU.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub device: usize,
+    #[command(flatten)]
+    pub gpu: OneDevice,
 
     /// Milliseconds the GPU idles before the launches.
     #[arg(long, default_value_t = 3000, value_name = "MS")]
@@ -391,12 +338,13 @@ pub struct RampArgs {
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print dissect.json to stdout instead of the tables")))]
+#[command(mut_arg("device", |a| a.help("CUDA ordinal of the GPU to measure")))]
 pub struct DissectArgs {
     /// Folder for the report, JSON and plots [default: <target>/gpubench/dissect, or
     /// ./gpubench-dissect outside a cargo workspace; with --from, that folder].
@@ -411,20 +359,17 @@ pub struct DissectArgs {
     #[arg(long)]
     pub quick: bool,
 
-    /// CUDA ordinal of the GPU to measure.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub device: usize,
+    #[command(flatten)]
+    pub gpu: OneDevice,
 
-    /// Print dissect.json to stdout instead of the tables.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// CUDA ordinal of the GPU.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub device: usize,
+    #[command(flatten)]
+    pub gpu: OneDevice,
 
     /// How long to keep the load on.
     #[arg(long, default_value_t = 20, value_name = "SECONDS")]
@@ -434,9 +379,8 @@ pub struct LoadArgs {
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 }
 
 /// Default history database of the `history` commands.
@@ -444,6 +388,7 @@ pub const DEFAULT_HISTORY_DB: &str = "gpubench-history.db";
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
+#[command(mut_arg("json", |a| a.help("Print the whole analysis (series, change points, runs) as JSON instead of the table")))]
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub command: Option<HistoryCommand>,
@@ -460,9 +405,8 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "UUID")]
     pub card: Option<String>,
 
-    /// Print the whole analysis (series, change points, runs) as JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 
     /// Write the change points as Markdown (a CI step summary), with the plots when --plots is given.
     #[arg(long, value_name = "PATH")]
@@ -513,14 +457,14 @@ pub struct HistoryImportArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print the report as JSON instead of the tables")))]
 pub struct FleetArgs {
     /// Results or baseline files, folders of them (searched recursively), or .tar.gz archives.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 
-    /// Print the report as JSON instead of the tables.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: Format,
 
     /// List every metric's envelope, not only the metrics a card is flagged on.
     #[arg(long)]

@@ -1,4 +1,4 @@
-//! Atomics beyond the 32-bit add patterns of [`super::atomics`] (seed 003), run by the same
+//! Atomics beyond the 32-bit add patterns of [`super::add`] (seed 003), run by the same
 //! bench target:
 //! - `contention`: atomicAdd with k consecutive threads per address, ops per SM clock;
 //! - `types`: 64-bit integer, single and double adds, on one address and on a word per thread;
@@ -12,14 +12,12 @@
 
 use cudarc::driver::{CudaFunction, CudaView, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 
-use super::atomics::rates;
-use super::full_grid;
-use super::per_sm::{self, Residency, SmWindows};
-use super::sm_bandwidth::merge_clock;
+use super::add::rates;
 use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
-use crate::harness::{Bench, Probe, Profile, Sample, Suite};
-use crate::kernels;
+use crate::families::full_grid;
+use crate::harness::{Bench, Probe, Suite};
+use crate::measure::SampleSum;
 use crate::placement::{DEFAULT_PLACEMENTS, Placements};
 use crate::results::{Better, ClockDomain, KernelClock};
 
@@ -104,19 +102,19 @@ pub fn verify_iters(kind: Kind, threads_per_word: u64, iters: u32) -> u32 {
     iters.min(cap)
 }
 
-struct Ctx {
-    compiled: std::sync::Arc<CompiledKernels>,
-    cfg: LaunchConfig,
-    threads: u64,
+pub(super) struct Ctx {
+    pub(super) compiled: std::sync::Arc<CompiledKernels>,
+    pub(super) cfg: LaunchConfig,
+    pub(super) threads: u64,
 }
 
 impl Ctx {
-    fn f(&self, name: &str) -> Result<CudaFunction> {
+    pub(super) fn f(&self, name: &str) -> Result<CudaFunction> {
         self.compiled.function(name)
     }
 
     /// Sums the words of every copy of `target` on the device with `atomv_sum_<ty>`.
-    fn sum_copies<T: DeviceRepr>(&self, gpu: &Gpu, ty: &str, target: &Placements<T>) -> Result<u64> {
+    pub(super) fn sum_copies<T: DeviceRepr>(&self, gpu: &Gpu, ty: &str, target: &Placements<T>) -> Result<u64> {
         (0..target.count).map(|i| self.sum(gpu, ty, &target.copy(i), target.words)).sum()
     }
 
@@ -131,7 +129,7 @@ impl Ctx {
     }
 }
 
-fn check(what: &str, got: u64, expected: u64) -> Result<()> {
+pub(super) fn check(what: &str, got: u64, expected: u64) -> Result<()> {
     if got == expected {
         Ok(())
     } else {
@@ -139,7 +137,11 @@ fn check(what: &str, got: u64, expected: u64) -> Result<()> {
     }
 }
 
-fn zeros<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: u64, what: &str) -> Result<cudarc::driver::CudaSlice<T>> {
+pub(super) fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+    gpu: &Gpu,
+    n: u64,
+    what: &str,
+) -> Result<cudarc::driver::CudaSlice<T>> {
     gpu.alloc_zeros::<T>(n as usize, what)
 }
 
@@ -200,50 +202,7 @@ impl<T: DeviceRepr> GlobalRun<T> {
     }
 }
 
-/// Runs the variants of the atomics family (called by [`super::atomics::run`]).
-pub fn run(suite: &mut Suite) -> Result<()> {
-    let profile = suite.profile();
-    let names: &[&str] = match profile {
-        Profile::Quick => &["latency"],
-        Profile::Default => &["contention", "types", "cas", "latency", "shared"],
-        Profile::Full => {
-            &["contention", "types", "cas", "latency", "shared", "contention_sweep", "contention_interleaved"]
-        }
-    };
-    if !names.iter().any(|n| suite.wants(n)) {
-        return Ok(());
-    }
-    let gpu = suite.gpu();
-    let cfg = full_grid(gpu.identity(), THREADS);
-    let ctx = Ctx {
-        compiled: gpu.kernels(&kernels::ATOMICS_VARIANTS)?,
-        cfg,
-        threads: cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64,
-    };
-    for &name in names {
-        if !suite.wants(name) {
-            continue;
-        }
-        match name {
-            "contention" => contention(suite, &ctx, name, &CONTENTION_K, false)?,
-            "contention_sweep" => {
-                let ks: Vec<u32> = std::iter::successors(Some(1u32), |k| Some(k * 2))
-                    .take_while(|k| (*k as u64) < ctx.threads)
-                    .chain([0])
-                    .collect();
-                contention(suite, &ctx, name, &ks, false)?
-            }
-            "contention_interleaved" => contention(suite, &ctx, name, &CONTENTION_K, true)?,
-            "types" => types(suite, &ctx)?,
-            "cas" => cas(suite, &ctx)?,
-            "latency" => latency(suite, &ctx)?,
-            _ => shared(suite, &ctx)?,
-        }
-    }
-    Ok(())
-}
-
-fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved: bool) -> Result<()> {
+pub(super) fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved: bool) -> Result<()> {
     let gpu = suite.gpu();
     let mut runs = Vec::new();
     for &k in ks {
@@ -279,16 +238,13 @@ fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved:
     }
     let timer = EventTimer::new(gpu.stream())?;
     suite.bench(bench, |gpu, iters| {
-        let mut values = Vec::new();
-        let mut elapsed = 0.0;
-        let mut clock = None;
+        let mut sum = SampleSum::new();
         for r in runs.iter_mut() {
             let (t, [_, per_clk], c) = r.sample(gpu, ctx.cfg, ctx.threads, &timer, iters)?;
-            elapsed += t;
-            clock = merge_clock(clock, c);
-            values.push(per_clk);
+            sum.add(t, c);
+            sum.push(per_clk);
         }
-        Ok(Sample::clocked(elapsed, values, clock))
+        Ok(sum.finish())
     })?;
     // every word of every copy wraps modulo 2^32 on its own
     let gpu = suite.gpu();
@@ -312,7 +268,7 @@ fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], interleaved:
 }
 
 /// Timed typed adds, then a fresh launch per kind and pattern whose sum is checked exactly.
-fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
+pub(super) fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let gpu = suite.gpu();
     struct TypedRun {
         kind: Kind,
@@ -346,16 +302,13 @@ fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     }
     let timer = EventTimer::new(gpu.stream())?;
     suite.bench(bench, |gpu, iters| {
-        let mut values = Vec::new();
-        let mut elapsed = 0.0;
-        let mut clock = None;
+        let mut sum = SampleSum::new();
         for r in runs.iter_mut() {
             let (t, [_, per_clk], c) = r.run.sample(gpu, ctx.cfg, ctx.threads, &timer, iters)?;
-            elapsed += t;
-            clock = merge_clock(clock, c);
-            values.push(per_clk);
+            sum.add(t, c);
+            sum.push(per_clk);
         }
-        Ok(Sample::clocked(elapsed, values, clock))
+        Ok(sum.finish())
     })?;
     let gpu = suite.gpu();
     for r in runs.iter_mut() {
@@ -394,7 +347,7 @@ fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
+pub(super) fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let gpu = suite.gpu();
     let mut runs = Vec::new();
     for (label, k) in [("distinct", 1u32), ("warp_contended", 32)] {
@@ -419,157 +372,22 @@ fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let timer = EventTimer::new(gpu.stream())?;
     let mut launches = 0u64;
     suite.bench(bench, |gpu, iters| {
-        let mut values = Vec::new();
-        let mut elapsed = 0.0;
-        let mut clock = None;
+        let mut sum = SampleSum::new();
         for r in runs.iter_mut() {
             let (t, [_, per_clk], c) = r.sample(gpu, ctx.cfg, ctx.threads, &timer, iters)?;
             let failed = r.probe.read(gpu)?.sink;
             let successes = ctx.threads * r.iters as u64 * iters;
-            elapsed += t;
-            clock = merge_clock(clock, c);
-            values.push(per_clk);
-            values.push((successes + failed) as f64 / successes as f64);
+            sum.add(t, c);
+            sum.push(per_clk);
+            sum.push((successes + failed) as f64 / successes as f64);
         }
         launches += iters;
-        Ok(Sample::clocked(elapsed, values, clock))
+        Ok(sum.finish())
     })?;
     let gpu = suite.gpu();
     for r in &runs {
         let expected = ctx.threads * r.iters as u64 * launches;
         check(&format!("atomics/cas/{}", r.label), ctx.sum_copies(gpu, "u32", &r.target)?, expected)?;
-    }
-    Ok(())
-}
-
-fn latency(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
-    let gpu = suite.gpu();
-    let mut runs = Vec::new();
-    for (label, global) in [("global_add", true), ("global_cas", true), ("shared_add", false), ("shared_cas", false)] {
-        let (lines, words) = if global { (LATENCY_LINES, LATENCY_LINES * LATENCY_STRIDE) } else { (1, 1) };
-        let f = ctx.f(&format!("atomv_lat_{label}"))?;
-        let copies = if global { DEFAULT_PLACEMENTS } else { 1 };
-        runs.push((
-            label,
-            lines,
-            words,
-            f,
-            Placements::<u32>::new(gpu, words, copies, "latency words")?,
-            Probe::new(gpu)?,
-        ));
-    }
-    let mut bench = Bench::new("latency")
-        .param("ops_per_launch", LATENCY_OPS)
-        .param("global_lines", LATENCY_LINES)
-        .kernels(&[&ctx.compiled.provenance]);
-    for (label, ..) in &runs {
-        bench = bench.metric(*label, "cycles", Better::Lower, ClockDomain::Sm);
-    }
-    let timer = EventTimer::new(gpu.stream())?;
-    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
-    let mut launches = 0u64;
-    suite.bench(bench, |gpu, iters| {
-        let mut values = Vec::new();
-        let mut clock = None;
-        timer.start()?;
-        for (label, _, _, f, words, probe) in runs.iter_mut() {
-            // keeps the sink: the failed CAS comparisons of every launch so far
-            probe.reset_counters(gpu)?;
-            let (mask, n) = (0u32, LATENCY_OPS);
-            for _ in 0..iters {
-                let copy = words.next_view();
-                // SAFETY: atomv_lat_*(u32*, u32 mask, u32 n, gb_probe*); mask 0 keeps every
-                // access on the chain's own words, which each copy holds.
-                unsafe { gpu.stream().launch_builder(f).arg(&copy).arg(&mask).arg(&n).arg(probe.buffer()).launch(one) }
-                    .cuda_context(|| format!("launching atomv_lat_{label}"))?;
-            }
-            let r = probe.read(gpu)?;
-            values.push(if r.count > 0 { r.cycles as f64 / r.count as f64 } else { f64::NAN });
-            clock = merge_clock(clock, r.clock());
-        }
-        launches += iters;
-        Ok(Sample::clocked(timer.stop_ns()?, values, clock))
-    })?;
-    let gpu = suite.gpu();
-    for (label, lines, _, _, words, probe) in &runs {
-        let failed = probe.read(gpu)?.sink;
-        let expected = latency_sum(*lines, LATENCY_OPS as u64, launches, failed);
-        check(&format!("atomics/latency/{label}"), ctx.sum_copies(gpu, "u32", words)?, expected)?;
-    }
-    Ok(())
-}
-
-fn shared(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
-    let gpu = suite.gpu();
-    let identity = gpu.identity().clone();
-    let f = ctx.f("atomv_shared")?;
-    let fold = ctx.f("atomv_fold")?;
-    let residency = Residency::new(identity.max_threads_per_sm / identity.warp_size, identity.warp_size);
-    let smem = residency.threads_per_block * 4;
-    let residency = if residency.fits(&f, smem)? { residency } else { Residency::new(32, identity.warp_size) };
-    let cfg = residency.launch(&identity, smem);
-    let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
-    let mut runs = Vec::new();
-    for k in SHARED_K {
-        let kk = if k == 0 { residency.threads_per_block } else { k };
-        let iters = iters_for(kk as u64).max(16) * 4;
-        runs.push((
-            k_label(k),
-            kk,
-            iters,
-            SmWindows::new(gpu, fold.clone())?,
-            zeros::<u64>(gpu, 1, "the shared-atomic total")?,
-        ));
-    }
-    let mut bench = Bench::new("shared")
-        .param("threads_per_block", residency.threads_per_block)
-        .param("blocks", cfg.grid_dim.0)
-        .kernels(&[&ctx.compiled.provenance]);
-    for (label, _, iters, ..) in &runs {
-        bench = bench.param(&format!("{label}_atomics_per_thread"), *iters).metric(
-            label.clone(),
-            "op/clk/SM",
-            Better::Higher,
-            ClockDomain::Sm,
-        );
-    }
-    let timer = EventTimer::new(gpu.stream())?;
-    let mut launches = 0u64;
-    suite.bench(bench, |gpu, n| {
-        let mut values = Vec::new();
-        let mut elapsed = 0.0;
-        let mut clock = None;
-        for (label, k, iters, windows, total) in runs.iter_mut() {
-            let work = threads * *iters as u64;
-            let what = format!("atomics/shared/{label}");
-            let (t, totals) = per_sm::sample(gpu, windows, &timer, n, work, &what, |gpu, w| {
-                let slots = w.slots();
-                // SAFETY: atomv_shared(u32 k, u32 iters, gb_sm_window*, u32, unsigned long long*)
-                // with blockDim words of dynamic shared memory.
-                unsafe {
-                    gpu.stream()
-                        .launch_builder(&f)
-                        .arg(&*k)
-                        .arg(&*iters)
-                        .arg(w.buffer())
-                        .arg(&slots)
-                        .arg(&*total)
-                        .launch(cfg)
-                }
-                .cuda_context(|| "launching atomv_shared".into())?;
-                Ok(())
-            })?;
-            elapsed += t;
-            clock = merge_clock(clock, totals.clock());
-            values.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
-        }
-        launches += n;
-        Ok(Sample::clocked(elapsed, values, clock))
-    })?;
-    let gpu = suite.gpu();
-    for (label, _, iters, _, total) in &runs {
-        let got = gpu.download(total, "the shared-atomic total")?[0];
-        check(&format!("atomics/shared/{label}"), got, threads * *iters as u64 * launches)?;
     }
     Ok(())
 }
@@ -620,7 +438,7 @@ mod tests {
     #[test]
     fn host_constants_match_the_kernel() {
         use crate::families::kernel_define;
-        assert_eq!(kernel_define(&kernels::ATOMICS_VARIANTS, "LAT_LINES"), Some(LATENCY_LINES));
-        assert_eq!(kernel_define(&kernels::ATOMICS_VARIANTS, "LAT_STRIDE"), Some(LATENCY_STRIDE));
+        assert_eq!(kernel_define(&crate::kernels::ATOMICS_VARIANTS, "LAT_LINES"), Some(LATENCY_LINES));
+        assert_eq!(kernel_define(&crate::kernels::ATOMICS_VARIANTS, "LAT_STRIDE"), Some(LATENCY_STRIDE));
     }
 }

@@ -5,6 +5,13 @@
 //! builds and checks the same launches for every request it answers, so that every simulated
 //! run (and so every CI test of the plan) checks every launch a GPU run would make.
 
+mod bounds;
+mod signature;
+
+use bounds::probe_needs;
+pub use bounds::{check, fixed_capacity};
+pub use signature::{parse_signatures, signature};
+
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -165,128 +172,6 @@ pub fn scatter(k: u64, stride: u64, unit: u64) -> u64 {
         return 0;
     }
     ((k.wrapping_mul(2654435761) & 0xFFFF_FFFF) % (stride / unit)) * unit
-}
-
-/// Parses the parameter lists of every `__global__` function in a CUDA source text.
-pub fn parse_signatures(text: &str) -> Result<BTreeMap<String, Vec<Param>>> {
-    let bad = |name: &str, why: String| Error::Launch { kernel: name.into(), reason: why };
-    let mut out = BTreeMap::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("__global__ void ") {
-        rest = &rest[at + "__global__ void ".len()..];
-        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-        let open = rest.find('(').ok_or_else(|| bad(&name, "no parameter list".into()))?;
-        let close = rest[open..].find(')').ok_or_else(|| bad(&name, "unterminated parameter list".into()))? + open;
-        let list = &rest[open + 1..close];
-        let mut params = Vec::new();
-        for p in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let words: Vec<&str> =
-                p.split_whitespace().filter(|w| !matches!(*w, "const" | "__restrict__" | "volatile")).collect();
-            let param = if p.contains('*') {
-                Param::Ptr
-            } else {
-                match words.first().copied() {
-                    Some("u32") => Param::U32,
-                    Some("u64") => Param::U64,
-                    other => {
-                        return Err(bad(&name, format!("parameter `{p}` has a type the host cannot pass ({other:?})")));
-                    }
-                }
-            };
-            params.push(param);
-        }
-        out.insert(name, params);
-        rest = &rest[close..];
-    }
-    Ok(out)
-}
-
-/// The parameter list of `kernel` in `source`, read from the embedded source text.
-pub fn signature(source: Source, kernel: &str) -> Result<&'static [Param]> {
-    type Parsed = std::result::Result<BTreeMap<String, Vec<Param>>, String>;
-    static PARSED: OnceLock<BTreeMap<Source, Parsed>> = OnceLock::new();
-    let all = PARSED.get_or_init(|| {
-        [Source::Dissect, Source::SharedBanks]
-            .into_iter()
-            .map(|s| (s, parse_signatures(s.kernels().text).map_err(|e| e.to_string())))
-            .collect()
-    });
-    let parsed = all.get(&source).expect("both sources parsed").as_ref().map_err(|e| refuse(kernel, e.clone()))?;
-    parsed
-        .get(kernel)
-        .map(|v| v.as_slice())
-        .ok_or_else(|| refuse(kernel, format!("no such kernel in {}", source.kernels().file_name())))
-}
-
-impl Launch {
-    fn new(source: Source, kernel: &'static str, args: Vec<Arg>) -> Self {
-        Launch { source, kernel, args, grid: Grid::One, block: 1, dynamic_smem: 0, carveout: None, needs: Vec::new() }
-    }
-
-    /// The arguments match the kernel's parameters in number and kind.
-    pub fn check_signature(&self) -> Result<()> {
-        let params = signature(self.source, self.kernel)?;
-        let passed: Vec<Param> = self.args.iter().map(|a| a.param()).collect();
-        if passed != params {
-            return Err(refuse(
-                self.kernel,
-                format!("{} arguments {passed:?} for the {} parameters {params:?}", passed.len(), params.len()),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Every buffer this launch passes holds at least what the launch needs, by `capacity`.
-    pub fn check_buffers(&self, capacity: impl Fn(Buf) -> u64) -> Result<()> {
-        for &(buf, n) in &self.needs {
-            let have = capacity(buf);
-            if have < n {
-                return Err(refuse(self.kernel, format!("{buf:?} holds {have} elements, the launch indexes {n}")));
-            }
-        }
-        for a in &self.args {
-            if let Arg::Buf(b) = a
-                && !self.needs.iter().any(|(n, _)| n == b)
-            {
-                return Err(refuse(self.kernel, format!("{b:?} is passed but its extent is not stated")));
-            }
-        }
-        Ok(())
-    }
-}
-
-fn probe_needs() -> (Buf, u64) {
-    (Buf::Probe, 1)
-}
-
-/// Capacity of the fixed buffers (those the backend allocates once, sized from the device).
-pub fn fixed_capacity(device: &DeviceInfo, buf: Buf) -> Option<u64> {
-    match buf {
-        Buf::Hist => Some(HIST_BINS as u64),
-        Buf::Trace => Some(device.max_trace_steps),
-        Buf::Probe | Buf::Clock | Buf::MaxCycles => Some(1),
-        Buf::Chase | Buf::Chase64 | Buf::Flush => None,
-    }
-}
-
-/// Checks a launch as the simulator can: signature, fixed buffers, and the chase arrays against
-/// the device's free memory.
-pub fn check(device: &DeviceInfo, l: &Launch) -> Result<()> {
-    l.check_signature()?;
-    l.check_buffers(|b| match b {
-        Buf::Chase => device.free_bytes / 4,
-        Buf::Chase64 => device.free_bytes / 8,
-        Buf::Flush => device.free_bytes / 4,
-        other => fixed_capacity(device, other).unwrap_or(0),
-    })?;
-    if l.block == 0 || l.block > 1024 {
-        return Err(refuse(l.kernel, format!("{} threads per block", l.block)));
-    }
-    let smem_limit = device.identity.smem_per_block_optin.max(48 << 10);
-    if l.dynamic_smem as u64 > smem_limit {
-        return Err(refuse(l.kernel, format!("{} B of shared memory exceed {smem_limit} B", l.dynamic_smem)));
-    }
-    Ok(())
 }
 
 /// `a[i] = (i + stride) % n` over the visited elements.

@@ -11,6 +11,10 @@
 //! [`MAX_L1_CARVEOUT`]: the L1 and shared memory share one array, and without a preference the
 //! driver may give a kernel that uses a little shared memory a small L1.
 
+mod points;
+
+pub use points::{geometric, granularity_of, miss_window};
+
 use super::backend::{Backend, ChaseRequest, TraceRequest};
 use super::data::{Axis, BankPoint, Curve, DivergencePoint, HIST_BIN_CYCLES, Histogram, Path, Point, Sweeps, Trace};
 use super::infer::{granularity, l2, levels, line_check, tlb, traces};
@@ -138,39 +142,6 @@ pub fn run_all<B: Backend>(
     let error = r.stages().err();
     r.sweeps.wall_time_s = started.elapsed().as_secs_f64();
     Outcome { sweeps: r.sweeps, error }
-}
-
-/// Footprints from `lo` to `hi`, `per_octave` per octave, multiples of `stride`.
-pub fn geometric(lo: u64, hi: u64, per_octave: u32, stride: u64) -> Vec<u64> {
-    let mut out: Vec<u64> = Vec::new();
-    let mut k = 0u32;
-    loop {
-        let f = lo as f64 * 2f64.powf(k as f64 / per_octave as f64);
-        if f > hi as f64 * 1.0001 {
-            break;
-        }
-        let x = ((f as u64) / stride).max(1) * stride;
-        if out.last() != Some(&x) {
-            out.push(x);
-        }
-        k += 1;
-    }
-    out
-}
-
-/// The granularity a path's stride sweep found, or 128 bytes when it found none.
-pub fn granularity_of(sweeps: &Sweeps, path: Path) -> u64 {
-    sweeps
-        .curve(&format!("stride/{}", path.label()))
-        .and_then(granularity::fetch_granularity)
-        .map(|g| g.bytes.max(path.element_bytes()))
-        .unwrap_or(128)
-}
-
-/// The hit/miss boundary and the miss ceiling for a path's first level, from its footprint
-/// sweep (see [`levels::miss_window`]).
-pub fn miss_window(sweeps: &Sweeps, id: &str) -> Option<(f64, f64)> {
-    levels::miss_window(sweeps.curve(id)?)
 }
 
 impl<B: Backend> Runner<'_, B> {
@@ -612,15 +583,4 @@ impl<B: Backend> Runner<'_, B> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn geometric_grid_is_aligned_and_bounded() {
-        let g = geometric(4096, 65536, 4, 32);
-        assert_eq!(g.first(), Some(&4096));
-        assert_eq!(g.last(), Some(&65536));
-        assert_eq!(g.len(), 17);
-        assert!(g.iter().all(|f| f % 32 == 0) && g.windows(2).all(|w| w[1] > w[0]));
-    }
-}
+mod tests;

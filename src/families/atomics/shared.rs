@@ -1,0 +1,85 @@
+//! `atomics/shared`: shared-memory atomicAdd, k threads per word, ops per clock per SM (per-SM
+//! windows). Kernels: `atomv_shared` and `atomv_fold` of `kernels/atomics_variants.cu`.
+
+use cudarc::driver::PushKernelArg;
+
+use super::variants::{Ctx, SHARED_K, check, iters_for, k_label, zeros};
+use crate::device::EventTimer;
+use crate::error::{CudaResultExt, Result};
+use crate::harness::{Bench, Suite};
+use crate::measure::SampleSum;
+use crate::measure::per_sm::{self, Residency, SmWindows};
+use crate::results::{Better, ClockDomain};
+
+/// The `shared` benchmark.
+pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
+    let gpu = suite.gpu();
+    let identity = gpu.identity().clone();
+    let f = ctx.f("atomv_shared")?;
+    let fold = ctx.f("atomv_fold")?;
+    let residency = Residency::new(identity.max_threads_per_sm / identity.warp_size, identity.warp_size);
+    let smem = residency.threads_per_block * 4;
+    let residency = if residency.fits(&f, smem)? { residency } else { Residency::new(32, identity.warp_size) };
+    let cfg = residency.launch(&identity, smem);
+    let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
+    let mut runs = Vec::new();
+    for k in SHARED_K {
+        let kk = if k == 0 { residency.threads_per_block } else { k };
+        let iters = iters_for(kk as u64).max(16) * 4;
+        runs.push((
+            k_label(k),
+            kk,
+            iters,
+            SmWindows::new(gpu, fold.clone())?,
+            zeros::<u64>(gpu, 1, "the shared-atomic total")?,
+        ));
+    }
+    let mut bench = Bench::new("shared")
+        .param("threads_per_block", residency.threads_per_block)
+        .param("blocks", cfg.grid_dim.0)
+        .kernels(&[&ctx.compiled.provenance]);
+    for (label, _, iters, ..) in &runs {
+        bench = bench.param(&format!("{label}_atomics_per_thread"), *iters).metric(
+            label.clone(),
+            "op/clk/SM",
+            Better::Higher,
+            ClockDomain::Sm,
+        );
+    }
+    let timer = EventTimer::new(gpu.stream())?;
+    let mut launches = 0u64;
+    suite.bench(bench, |gpu, n| {
+        let mut sum = SampleSum::new();
+        for (label, k, iters, windows, total) in runs.iter_mut() {
+            let work = threads * *iters as u64;
+            let what = format!("atomics/shared/{label}");
+            let (t, totals) = per_sm::sample(gpu, windows, &timer, n, work, &what, |gpu, w| {
+                let slots = w.slots();
+                // SAFETY: atomv_shared(u32 k, u32 iters, gb_sm_window*, u32, unsigned long long*)
+                // with blockDim words of dynamic shared memory.
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&*k)
+                        .arg(&*iters)
+                        .arg(w.buffer())
+                        .arg(&slots)
+                        .arg(&*total)
+                        .launch(cfg)
+                }
+                .cuda_context(|| "launching atomv_shared".into())?;
+                Ok(())
+            })?;
+            sum.add(t, totals.clock());
+            sum.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
+        }
+        launches += n;
+        Ok(sum.finish())
+    })?;
+    let gpu = suite.gpu();
+    for (label, _, iters, _, total) in &runs {
+        let got = gpu.download(total, "the shared-atomic total")?[0];
+        check(&format!("atomics/shared/{label}"), got, threads * *iters as u64 * launches)?;
+    }
+    Ok(())
+}
