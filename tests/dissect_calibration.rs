@@ -133,7 +133,8 @@ fn truth(cfg: &SimConfig, name: &str) -> Option<Truth> {
         "l2.fetch_bytes" => n(l2_line.sector),
         "l2.cold_miss_bytes" if cfg.dram_fetch_lines == 1 => n(l2_line.sector),
         "l2.prefetch" => Some(Text(if cfg.dram_fetch_lines > 1 { "yes" } else { "no" })),
-        "tlb.page_bytes" => n(cfg.tlbs.first()?.0.line),
+        // The unit one entry covers: the simulator maps one page per entry.
+        "tlb.unit_bytes" => n(cfg.tlbs.first()?.0.line),
         "smem.banks" => n(cfg.smem.0 as u64),
         "smem.bank_bytes" => n(cfg.smem.1 as u64),
         "const.fetch_bytes" => n(cfg.constant.first()?.geom.sector),

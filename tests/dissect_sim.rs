@@ -49,7 +49,8 @@ fn baseline_small_gpu() {
     expect(&d, "l2.fetch_bytes", 32.0);
     expect(&d, "l2.cold_miss_bytes", 32.0);
     expect_text(&d, "l2.prefetch", "no");
-    expect(&d, "tlb.page_bytes", (512 << 10) as f64);
+    expect(&d, "tlb.unit_bytes", (512 << 10) as f64);
+    expect_text(&d, "tlb.page_bytes", "unknown");
     expect(&d, "tlb.l1.entries", 16.0);
     expect(&d, "tlb.l2.entries", 64.0);
     expect(&d, "smem.banks", 32.0);
@@ -154,7 +155,7 @@ fn other_pages_banks_and_prefetch() {
     cfg.smem = (16, 8, 24.0, 3.0);
     cfg.dram_fetch_lines = 2;
     let d = dissect(cfg);
-    expect(&d, "tlb.page_bytes", (256 << 10) as f64);
+    expect(&d, "tlb.unit_bytes", (256 << 10) as f64);
     expect(&d, "tlb.l1.entries", 8.0);
     expect(&d, "tlb.l1.reach_bytes", (2 << 20) as f64);
     expect(&d, "tlb.l2.entries", 32.0);

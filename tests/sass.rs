@@ -39,7 +39,13 @@ fn sass(tool: &PathBuf, source: &KernelSource) -> Sass {
     std::fs::write(&cubin, &compiled.cubin).unwrap();
     let out = Command::new(tool).arg("-sass").arg(&cubin).output().expect("cuobjdump runs");
     assert!(out.status.success(), "cuobjdump failed on {}", source.file_name());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let functions = parse_sass(&String::from_utf8_lossy(&out.stdout));
+    assert!(!functions.is_empty(), "no functions in the SASS of {}", source.file_name());
+    functions
+}
+
+/// The functions of `cuobjdump -sass` output and their instructions.
+fn parse_sass(text: &str) -> Sass {
     let mut functions = Sass::new();
     let mut current: Option<String> = None;
     for line in text.lines() {
@@ -56,7 +62,6 @@ fn sass(tool: &PathBuf, source: &KernelSource) -> Sass {
             }
         }
     }
-    assert!(!functions.is_empty(), "no functions in the SASS of {}", source.file_name());
     functions
 }
 
@@ -327,5 +332,179 @@ fn only_the_capped_spilling_kernels_touch_local_memory() {
             "{name} does not spill"
         );
         assert_eq!(count(f, |o| o == "FFMA"), 64, "{name}");
+    }
+}
+
+/// A load through memory (global, texture, or the constant bank of a `__constant__` array):
+/// what a timed access of a dissect chase must contain exactly one of. Kernel parameters
+/// (`c[0x0][...]`) are not memory traffic.
+fn is_memory_load(instr: &str) -> bool {
+    let o = opcode(instr);
+    o.starts_with("LDG")
+        || o.starts_with("TEX")
+        || o.starts_with("TLD")
+        || (o.starts_with("LDC") && !instr.contains("c[0x0]"))
+}
+
+/// What the load of each dissect chase kernel must be on sm_90: `ld.global.ca` is
+/// `LDG.E.STRONG.SM`, `.cg` `LDG.E.STRONG.GPU`, `.nc` (the read-only path) `LDG.E.CONSTANT`,
+/// `tex.1d` a texture instruction (TEX or TLD, not an LDG), a `__constant__` array `LDC` from
+/// bank 3.
+fn dissect_load_ok(kernel: &str, instr: &str) -> bool {
+    let o = opcode(instr);
+    let path = kernel.trim_start_matches("dissect_hist_").trim_start_matches("dissect_trace_");
+    match path {
+        "ca" => o.starts_with("LDG.E") && o.contains("STRONG.SM") && load_width(o) == Some(4),
+        "cg" => o.starts_with("LDG.E") && o.contains("STRONG.GPU") && load_width(o) == Some(4),
+        "tlb" => o.starts_with("LDG.E") && o.contains("STRONG.GPU") && load_width(o) == Some(8),
+        "nc" => o.starts_with("LDG.E") && o.contains("CONSTANT") && load_width(o) == Some(4),
+        "tex" => o.starts_with("TEX") || o.starts_with("TLD"),
+        "const" => o.starts_with("LDC") && instr.contains("c[0x3]"),
+        _ => false,
+    }
+}
+
+/// Checks the dissect chase kernels in `cuobjdump -sass` output: between consecutive reads of
+/// the SM clock (`SR_CLOCKLO`), a stretch that loads at all holds exactly one load, of the kind
+/// the kernel's path names, followed by the shared-memory store that consumes it (so the clock
+/// read after it waits for the data); the timer kernel loads nothing between its clock reads;
+/// nothing spills. Returns one line per kernel checked, or the first problem.
+fn check_dissect_sass(s: &Sass) -> Result<Vec<String>, String> {
+    let chase = ["ca", "cg", "nc", "tex"]
+        .iter()
+        .flat_map(|p| [format!("dissect_hist_{p}"), format!("dissect_trace_{p}")])
+        .chain(["dissect_hist_const".to_string(), "dissect_hist_tlb".to_string()]);
+    let mut lines = Vec::new();
+    for name in chase.chain(["dissect_timer".to_string()]) {
+        let instrs = s.get(&name).ok_or_else(|| format!("no function {name}"))?;
+        let clocks: Vec<usize> =
+            instrs.iter().enumerate().filter(|(_, i)| i.contains("SR_CLOCKLO")).map(|(k, _)| k).collect();
+        if clocks.len() < 2 {
+            return Err(format!("{name}: {} clock reads", clocks.len()));
+        }
+        let mut timed = 0;
+        let mut kinds = std::collections::BTreeSet::new();
+        for w in clocks.windows(2) {
+            let span = &instrs[w[0] + 1..w[1]];
+            let loads: Vec<&String> = span.iter().filter(|i| is_memory_load(i)).collect();
+            if loads.is_empty() {
+                continue;
+            }
+            if name == "dissect_timer" {
+                return Err(format!("{name}: loads between its clock reads: {loads:?}"));
+            }
+            if loads.len() != 1 || !dissect_load_ok(&name, loads[0]) {
+                return Err(format!("{name}: a timed access holds {loads:?}"));
+            }
+            let at = span.iter().position(|i| i == loads[0]).unwrap();
+            if !span[at..].iter().any(|i| opcode(i).starts_with("STS")) {
+                return Err(format!("{name}: nothing consumes {} before the clock is read", loads[0]));
+            }
+            timed += 1;
+            kinds.insert(opcode(loads[0]).to_string());
+        }
+        if name != "dissect_timer" && timed == 0 {
+            return Err(format!("{name}: no load between two clock reads"));
+        }
+        let local = count(instrs, |o| o.starts_with("LDL") || o.starts_with("STL"));
+        if local > 0 {
+            return Err(format!("{name}: spills to local memory"));
+        }
+        lines.push(format!("{name}: {timed} timed access(es), {}", kinds.into_iter().collect::<Vec<_>>().join(" ")));
+    }
+    Ok(lines)
+}
+
+#[test]
+fn dissect_chases_time_one_load_of_their_path() {
+    let Some(tool) = tools() else { return };
+    let s = sass(&tool, &kernels::DISSECT);
+    match check_dissect_sass(&s) {
+        Ok(lines) => println!("{}", lines.join("\n")),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A dump made on a GPU machine (`scripts/gpu/dissect-sass.sh`, committed under
+/// tests/fixtures/sass/) is checked here without NVRTC or cuobjdump.
+#[test]
+fn recorded_dissect_sass_times_one_load_of_each_path() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sass");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("skipping: no recorded SASS under {}", dir.display());
+        return;
+    };
+    for e in entries.flatten().filter(|e| e.path().to_string_lossy().ends_with("dissect.sass")) {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        if let Err(problem) = check_dissect_sass(&parse_sass(&text)) {
+            panic!("{}: {problem}", e.path().display());
+        }
+    }
+}
+
+/// The checker itself, on hand-written SASS of the shape ptxas gives: it accepts a chase whose
+/// timed access is one load of its path, and refuses an `ld.ca` compiled to the read-only path,
+/// a texture chase compiled to an LDG, a load hoisted out of the bracket and a second load in it.
+#[test]
+fn the_dissect_sass_check_tells_paths_apart() {
+    fn kernel(name: &str, load: &str, extra: &str) -> String {
+        format!(
+            "        Function : {name}\n\
+        /*0000*/                   LDC R1, c[0x0][0x28] ;\n\
+        /*0010*/                   {extra}\n\
+        /*0020*/                   CS2R.32 R4, SR_CLOCKLO ;\n\
+        /*0030*/                   {load} ;\n\
+        /*0040*/                   STS [UR4], R2 ;\n\
+        /*0050*/                   CS2R.32 R5, SR_CLOCKLO ;\n\
+        /*0060*/                   IADD3 R6, -R4, R5, RZ ;\n\
+        /*0070*/                   EXIT ;\n"
+        )
+    }
+    let good = [
+        ("ca", "LDG.E.STRONG.SM R2, desc[UR6][R2.64]"),
+        ("cg", "LDG.E.STRONG.GPU R2, desc[UR6][R2.64]"),
+        ("nc", "LDG.E.CONSTANT R2, desc[UR6][R2.64]"),
+        ("tex", "TLD.SCR.LZ RZ, R2, R2, 0x0, 0x58, 1D, 0x1"),
+    ];
+    let mut text = String::new();
+    for (p, load) in good {
+        text += &kernel(&format!("dissect_hist_{p}"), load, "NOP ;");
+        text += &kernel(&format!("dissect_trace_{p}"), load, "NOP ;");
+    }
+    text += &kernel("dissect_hist_const", "LDC R2, c[0x3][R2]", "NOP ;");
+    text += &kernel("dissect_hist_tlb", "LDG.E.64.STRONG.GPU R2, desc[UR6][R2.64]", "NOP ;");
+    text += &kernel("dissect_timer", "LOP3.LUT R2, R2, R3, RZ, 0x3c, !PT", "NOP ;");
+    let lines = check_dissect_sass(&parse_sass(&text)).unwrap();
+    assert_eq!(lines.len(), 11, "{lines:?}");
+    let bad = [
+        ("dissect_hist_ca", "LDG.E.CONSTANT R2, desc[UR6][R2.64]", "NOP ;", "timed access holds"),
+        ("dissect_hist_tex", "LDG.E.CONSTANT R2, desc[UR6][R2.64]", "NOP ;", "timed access holds"),
+        ("dissect_hist_nc", "NOP", "LDG.E.CONSTANT R2, desc[UR6][R2.64] ;", "no load between"),
+        (
+            "dissect_hist_cg",
+            "LDG.E.STRONG.GPU R2, desc[UR6][R2.64] ;\n /*0031*/ LDG.E.STRONG.GPU R3, desc[UR6][R2.64]",
+            "NOP ;",
+            "timed access holds",
+        ),
+    ];
+    for (name, load, extra, why) in bad {
+        let replaced: String = parse_sass(&text)
+            .keys()
+            .filter(|k| *k != name)
+            .map(|k| {
+                let (p, l) = good.iter().find(|(p, _)| k.ends_with(&format!("_{p}"))).copied().unwrap_or(("", ""));
+                let l = match k.as_str() {
+                    "dissect_hist_const" => "LDC R2, c[0x3][R2]",
+                    "dissect_hist_tlb" => "LDG.E.64.STRONG.GPU R2, desc[UR6][R2.64]",
+                    "dissect_timer" => "NOP",
+                    _ => l,
+                };
+                let _ = p;
+                kernel(k, l, "NOP ;")
+            })
+            .collect::<String>()
+            + &kernel(name, load, extra);
+        let e = check_dissect_sass(&parse_sass(&replaced)).unwrap_err();
+        assert!(e.contains(why) && e.contains(name), "{name}: {e}");
     }
 }

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::report::format_value;
 use crate::results::{
     BenchmarkResult, Better, ClockDomain, Fact, FactValue, GpuIdentity, Metric, RESULTS_SCHEMA, ResultsDocument,
-    Settings, Stack, read_json, write_atomic, write_json,
+    Settings, Stack, check_regular_file, parse_json, read_json, write_atomic, write_json,
 };
 
 /// Schema tag of [`DissectDocument`].
@@ -48,11 +48,32 @@ pub struct DissectDocument {
     pub dissection: Dissection,
 }
 
-/// Reads the sweeps of a dissect folder (or a `sweeps.json` file given directly).
+/// The sweeps compressed with gzip (`sweeps.json.gz`): what a committed folder may hold instead
+/// of [`SWEEPS_FILE`].
+pub const SWEEPS_FILE_GZ: &str = "sweeps.json.gz";
+
+/// The sweeps file of a dissect folder: `sweeps.json`, else `sweeps.json.gz`.
+pub fn sweeps_file(dir: &FsPath) -> Option<PathBuf> {
+    [SWEEPS_FILE, SWEEPS_FILE_GZ].iter().map(|f| dir.join(f)).find(|f| f.is_file())
+}
+
+/// Reads the sweeps of a dissect folder (or a `sweeps.json` / `sweeps.json.gz` file given
+/// directly).
 pub fn read_sweeps(path: &FsPath) -> Result<Sweeps> {
-    let file = if path.is_dir() { path.join(SWEEPS_FILE) } else { path.to_path_buf() };
-    if !file.exists() {
-        return Err(Error::Usage(format!("{}: no {SWEEPS_FILE} here (not a dissect folder)", path.display())));
+    let file = if path.is_dir() { sweeps_file(path) } else { Some(path.to_path_buf()).filter(|f| f.exists()) };
+    let Some(file) = file else {
+        return Err(Error::Usage(format!(
+            "{}: no {SWEEPS_FILE} or {SWEEPS_FILE_GZ} here (not a dissect folder)",
+            path.display()
+        )));
+    };
+    if file.extension().is_some_and(|e| e == "gz") {
+        check_regular_file(&file)?;
+        let mut bytes = Vec::new();
+        let f = std::fs::File::open(&file).map_err(|e| Error::io(&file, e))?;
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(f), &mut bytes)
+            .map_err(|e| Error::data(&file, format!("not a readable gzip file ({e})")))?;
+        return parse_json(&file, &bytes, SWEEPS_SCHEMA);
     }
     read_json(&file, SWEEPS_SCHEMA)
 }

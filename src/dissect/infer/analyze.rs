@@ -388,7 +388,18 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
 fn tlb_facts(d: &mut Dissection, sweeps: &Sweeps) {
     let curves: Vec<&Curve> = sweeps.curves.iter().filter(|c| c.path == Path::Tlb).collect();
     let Some(fit) = tlb::fit(&curves) else { return };
-    d.found_number("tlb.page_bytes", &fit.page, "bytes");
+    d.found_number("tlb.unit_bytes", &fit.unit, "bytes");
+    // Stride over page (seeds 000 / 001) finds the unit one entry covers. A page of that size
+    // and an entry that maps several smaller pages (contiguous pages coalesced, or a larger
+    // page the driver chose for the allocation) give the same latency at every stride.
+    d.unknown_fact(
+        "tlb.page_bytes",
+        "bytes",
+        format!(
+            "latencies show the unit one TLB entry covers ({} B, tlb.unit_bytes), not whether it is one page or several pages mapped by one entry",
+            fit.unit.value
+        ),
+    );
     for (i, level) in fit.levels.iter().enumerate() {
         let n = i + 1;
         d.found_number(&format!("tlb.l{n}.entries"), &level.entries, "entries");
@@ -396,7 +407,7 @@ fn tlb_facts(d: &mut Dissection, sweeps: &Sweeps) {
         d.rows.push(Row {
             level: format!("L{n} TLB"),
             size_bytes: Some(level.reach.value),
-            line_bytes: Some(fit.page.value),
+            line_bytes: Some(fit.unit.value),
             ways: Some(level.entries.value),
             policy: Some(format!("+{:.0} cycles per miss", level.miss_penalty_cycles)),
             ..Row::default()
@@ -432,8 +443,13 @@ fn shared(d: &mut Dissection, sweeps: &Sweeps) {
     let Some(fit) = banks::fit(&sweeps.banks) else { return };
     d.found_number("smem.banks", &fit.banks, "banks");
     d.found_number("smem.bank_bytes", &fit.width, "bytes");
-    d.latencies.push(LatencySamples { name: "smem.hit".into(), samples: vec![fit.base_cycles] });
-    d.latencies.push(LatencySamples { name: "smem.cycles_per_conflict_way".into(), samples: vec![fit.cycles_per_way] });
+    // One sample per stride, so that a comparison has the strides' spread to judge by.
+    let or_fit = |v: &[f64], fit: f64| if v.is_empty() { vec![fit] } else { v.to_vec() };
+    d.latencies.push(LatencySamples { name: "smem.hit".into(), samples: or_fit(&fit.base_samples, fit.base_cycles) });
+    d.latencies.push(LatencySamples {
+        name: "smem.cycles_per_conflict_way".into(),
+        samples: or_fit(&fit.per_way_samples, fit.cycles_per_way),
+    });
     d.rows.push(Row {
         level: "shared memory".into(),
         line_bytes: Some(fit.width.value),

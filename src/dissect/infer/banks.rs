@@ -17,6 +17,10 @@ pub struct BankFit {
     pub base_cycles: f64,
     /// Cycles each extra way of conflict adds.
     pub cycles_per_way: f64,
+    /// Latency at every stride the fit says is free of conflicts (one sample per stride).
+    pub base_samples: Vec<f64>,
+    /// Per stride with conflicts: (cycles - base) / (ways - 1).
+    pub per_way_samples: Vec<f64>,
 }
 
 /// Ways of conflict when 32 threads read 4-byte words `stride_words` apart from `banks` banks
@@ -86,6 +90,13 @@ pub fn fit(points: &[BankPoint]) -> Option<BankFit> {
         },
         base_cycles: best.3,
         cycles_per_way: best.4,
+        base_samples: y.iter().zip(&best.5).filter(|(_, w)| **w == 1).map(|(c, _)| *c).collect(),
+        per_way_samples: y
+            .iter()
+            .zip(&best.5)
+            .filter(|(_, w)| **w > 1)
+            .map(|(c, w)| (c - best.3) / (*w - 1) as f64)
+            .collect(),
     })
 }
 

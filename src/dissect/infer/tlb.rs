@@ -38,8 +38,9 @@ pub struct TlbLevel {
 /// What the TLB sweeps show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TlbFit {
-    /// The unit one entry of the first level covers (the page, as that level sees it).
-    pub page: Found<u64>,
+    /// The unit one entry of the first level covers: a page, or several pages one entry maps
+    /// (latencies cannot tell which).
+    pub unit: Found<u64>,
     /// TLB levels, nearest first.
     pub levels: Vec<TlbLevel>,
     /// Per stride: the knee footprint of each level (None where the sweep did not show it).
@@ -140,21 +141,147 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Entries of level `i`: knee / stride over the flat group of the largest strides, that group's
-/// smallest stride, and the median step height there.
-fn level_entries(per_stride: &[(u64, Vec<Step>)], i: usize) -> Option<(u64, u64, f64, usize)> {
-    let pts: Vec<(u64, f64, f64)> =
-        per_stride.iter().filter_map(|(s, st)| st.get(i).map(|st| (*s, st.knee() as f64, st.height))).collect();
-    let last = pts.len().checked_sub(1)?;
-    let ratio: Vec<f64> = pts.iter().map(|(s, k, _)| k / *s as f64).collect();
-    let mut start = last;
-    while start > 0 && (ratio[start - 1] / ratio[last] - 1.0).abs() < FLAT {
-        start -= 1;
+/// True when `a` and `b` lie within `FLAT` of each other (relative to `b`).
+fn near(a: f64, b: f64) -> bool {
+    (a / b - 1.0).abs() < FLAT
+}
+
+/// One level's flat group: the strides (at or above `from`) whose knee / stride agree on
+/// `entries`.
+struct Flat {
+    entries: u64,
+    /// Smallest stride of the group.
+    from: u64,
+    /// Per matched stride: stride, its step.
+    matched: Vec<(u64, Step)>,
+    /// Strides of the group's range that show steps, none of them at `entries` x stride.
+    mismatched: usize,
+}
+
+/// The flat group of a level from the steps each stride offers it (`eligible[i]`: the steps of
+/// stride `per_stride[i].0` beyond the previous level's knee). At and above the unit every
+/// stride puts the level's knee at entries x stride; below the unit the knee stays at the
+/// reach. Each ratio knee / stride a step offers is a candidate; a candidate's score over the
+/// strides from some stride up is the strides that match it less the strides that show steps
+/// but none at that ratio (a stride without a step says nothing: its step may lie beyond its
+/// largest footprint or below its noise). A step that matches by chance at a small stride
+/// does not pull the group down: the strides between it and the true group count against it.
+fn flat_group(per_stride: &[(u64, Vec<Step>)], eligible: &[Vec<Step>]) -> Option<Flat> {
+    let ratio = |i: usize, st: &Step| st.knee() as f64 / per_stride[i].0 as f64;
+    let mut groups: Vec<(i64, Flat)> = Vec::new();
+    for (ci, steps) in eligible.iter().enumerate() {
+        for cand in steps {
+            let e = ratio(ci, cand);
+            // Lower ends of the group: every stride at or below the candidate's own.
+            for lo in 0..=ci {
+                let (mut matched, mut mismatched) = (Vec::new(), 0usize);
+                for (i, st) in eligible.iter().enumerate().skip(lo) {
+                    match st.iter().find(|x| near(ratio(i, x), e)) {
+                        Some(x) => matched.push((per_stride[i].0, x.clone())),
+                        None if !st.is_empty() => mismatched += 1,
+                        None => {}
+                    }
+                }
+                if matched.len() < 2 || matched[0].0 != per_stride[lo].0 || matched.len() <= mismatched {
+                    continue;
+                }
+                let mut ratios: Vec<f64> = matched.iter().map(|(s, x)| x.knee() as f64 / *s as f64).collect();
+                let entries = median(&mut ratios).round().max(1.0) as u64;
+                let from = matched[0].0;
+                groups.push((matched.len() as i64 - mismatched as i64, Flat { entries, from, matched, mismatched }));
+            }
+        }
     }
-    let mut flat = ratio[start..].to_vec();
-    let mut heights: Vec<f64> = pts[start..].iter().map(|p| p.2).collect();
-    let entries = median(&mut flat).round().max(1.0) as u64;
-    Some((entries, pts[start].0, median(&mut heights), pts.len() - start))
+    // The nearest level first: the fewest entries any credible group agrees on; among the
+    // groups at that ratio, the best score, then the most strides.
+    let fewest = groups.iter().map(|(_, f)| f.entries).min()?;
+    groups
+        .into_iter()
+        .filter(|(_, f)| near(f.entries as f64, fewest as f64))
+        .max_by(|(a, f), (b, g)| (a, f.matched.len()).cmp(&(b, g.matched.len())))
+        .map(|(_, f)| f)
+}
+
+/// The unit one entry of the first level covers, from the strides below its flat group: below
+/// the unit their knees stay at the reach, entries x unit (stride over page, seeds 000 / 001),
+/// and their steps shrink to stride / unit of the full height. Without such strides the unit
+/// is bounded by the group's smallest stride only.
+fn unit_of(per_stride: &[(u64, Vec<Step>)], flat: &Flat, height0: f64) -> Found<u64> {
+    let e = flat.entries as f64;
+    // Steps below the group whose knee lies beyond entries x stride (a unit above the stride)
+    // and at most at entries x the group's smallest stride.
+    let below: Vec<(u64, Vec<&Step>)> = per_stride
+        .iter()
+        .filter(|(s, st)| *s < flat.from && !st.is_empty())
+        .map(|(s, st)| {
+            let k: Vec<&Step> = st
+                .iter()
+                .filter(|x| {
+                    let k = x.knee() as f64;
+                    k > e * *s as f64 * (1.0 + FLAT) && k <= e * flat.from as f64 * (1.0 + FLAT)
+                })
+                .collect();
+            (*s, k)
+        })
+        .collect();
+    // The reach most strides agree on (within FLAT of each other).
+    let mut best: Option<(usize, Vec<(u64, &Step)>)> = None;
+    for (_, ks) in &below {
+        for k in ks {
+            let support: Vec<(u64, &Step)> = below
+                .iter()
+                .filter_map(|(s2, ks2)| ks2.iter().find(|x| near(x.knee() as f64, k.knee() as f64)).map(|x| (*s2, *x)))
+                .collect();
+            if best.as_ref().is_none_or(|(n, _)| support.len() > *n) {
+                best = Some((support.len(), support));
+            }
+        }
+    }
+    let showing = below.iter().filter(|(_, st)| !st.is_empty()).count();
+    let Some((n, support)) = best else {
+        return Found {
+            value: flat.from,
+            confidence: 0.3 * flat_confidence(flat.matched.len()),
+            method: format!(
+                "no stride below {} B shows a knee at the reach: the unit is at most {} B",
+                flat.from, flat.from
+            ),
+        };
+    };
+    let mut knees: Vec<f64> = support.iter().map(|(_, x)| x.knee() as f64).collect();
+    let reach = median(&mut knees);
+    let lg = (reach / e).log2();
+    let value = 1u64 << (lg.round().max(0.0) as u32);
+    let off = (lg - lg.round()).abs();
+    // Heights: a stride s below the unit misses on s / unit of its accesses.
+    let heights_agree = support
+        .iter()
+        .filter(|(s, x)| {
+            let expect = height0 * *s as f64 / value as f64;
+            (x.height / expect).log2().abs() <= 1.0
+        })
+        .count();
+    let confidence = (1.0 - 2.0 * off).clamp(0.0, 1.0)
+        * match n {
+            1 => 0.6,
+            2 => 0.9,
+            _ => 1.0,
+        }
+        * (n as f64 / below.len().max(1) as f64).max(0.5)
+        * if 2 * heights_agree >= n { 1.0 } else { 0.6 }
+        * flat_confidence(flat.matched.len());
+    let strides: Vec<String> = support.iter().map(|(s, x)| format!("{s} B: {} B", x.knee())).collect();
+    Found {
+        value,
+        confidence,
+        method: format!(
+            "{n} of {} strides below {} B keep the knee at the reach ({}), {reach:.0} B / {} entries; {heights_agree} of their steps have stride / unit of the full {height0:.1} cycles",
+            below.len().max(showing),
+            flat.from,
+            strides.join(", "),
+            flat.entries
+        ),
+    }
 }
 
 /// Fits the TLB curves (one footprint curve per stride). A level is reported only where at
@@ -163,74 +290,76 @@ pub fn fit(curves: &[&Curve]) -> Option<TlbFit> {
     let mut curves: Vec<&Curve> = curves.to_vec();
     curves.sort_by_key(|c| c.stride_bytes);
     let per_stride: Vec<(u64, Vec<Step>)> = curves.iter().map(|c| (c.stride_bytes, steps(c))).collect();
-    let (entries0, flat_from, height0, flat_n) = level_entries(&per_stride, 0).filter(|l| l.3 >= 2)?;
-    // The unit: the largest stride below the flat group that shows the first step has its knee
-    // at the reach (entries x unit); its step height, a share stride / unit of the full one,
-    // says the same independently.
-    let below: Vec<&(u64, Vec<Step>)> = per_stride.iter().filter(|(s, st)| *s < flat_from && !st.is_empty()).collect();
-    let page = match below.last() {
-        Some((s, st)) => {
-            let by_knee = st[0].knee() as f64 / entries0 as f64;
-            let by_height = *s as f64 * height0 / st[0].height.max(1e-9);
-            let lg = by_knee.log2();
-            let off = (lg - lg.round()).abs();
-            let agree = (by_knee.log2() - by_height.log2()).abs();
-            let value = 1u64 << (lg.round().max(0.0) as u32);
-            // Every smaller stride's first knee should sit at the same reach.
-            let reach = (entries0 * value) as f64;
-            let consistent = below.iter().filter(|(_, st)| (st[0].knee() as f64 / reach).log2().abs() <= 0.35).count();
-            let share = consistent as f64 / below.len() as f64;
-            // The stride-over-page method needs strides below the unit whose knees stay at the
-            // reach: one such stride alone (the others too fine to show the step) does not
-            // separate the page from the entries' coverage.
-            let confidence = (1.0 - 2.0 * off).clamp(0.0, 1.0)
-                * if agree <= 0.6 { 1.0 } else { 0.5 }
-                * share.max(0.25)
-                * if consistent >= 2 { 1.0 } else { 0.6 }
-                * flat_confidence(flat_n);
-            Found {
-                value,
-                confidence,
-                method: format!(
-                    "knee at stride {s} B ({} B) / {entries0} entries; its step, {:.1} of {height0:.1} cycles, puts the unit at {:.0} B; {consistent} of {} smaller strides with a step agree (two needed to separate page from coverage)",
-                    st[0].knee(),
-                    st[0].height,
-                    by_height,
-                    below.len()
-                ),
+    let mut eligible: Vec<Vec<Step>> = per_stride.iter().map(|(_, st)| st.clone()).collect();
+    let mut flats: Vec<Flat> = Vec::new();
+    let mut knees: Vec<(u64, Vec<Option<u64>>)> = per_stride.iter().map(|(s, _)| (*s, Vec::new())).collect();
+    let mut first: Option<(Found<u64>, f64)> = None;
+    while let Some(flat) = flat_group(&per_stride, &eligible) {
+        // The unit, from the first level: below it that level's knee stays at the reach.
+        let unit = match &first {
+            Some((u, _)) => u.value,
+            None => {
+                let mut heights: Vec<f64> = flat.matched.iter().map(|(_, x)| x.height).collect();
+                let height0 = median(&mut heights);
+                let u = unit_of(&per_stride, &flat, height0);
+                let v = u.value;
+                first = Some((u, height0));
+                v
             }
+        };
+        // The next level: steps beyond this level's knee (the knee found, or entries x the
+        // larger of stride and unit).
+        for (i, (s, st)) in per_stride.iter().enumerate() {
+            let expect = flat.entries * (*s).max(unit);
+            let at = flat.matched.iter().find(|(m, _)| m == s).map(|(_, x)| x.knee()).or_else(|| {
+                st.iter().find(|x| flats.is_empty() && near(x.knee() as f64, expect as f64)).map(|x| x.knee())
+            });
+            knees[i].1.push(at);
+            let floor = at.unwrap_or(0).max(expect) as f64 * (1.0 + FLAT);
+            eligible[i].retain(|x| x.knee() as f64 > floor);
         }
-        None => Found {
-            value: flat_from,
-            confidence: 0.3 * flat_confidence(flat_n),
-            method: format!("knees grow with every stride that shows one: the unit is at most {flat_from} B"),
-        },
-    };
-    let mut levels = Vec::new();
-    for i in 0.. {
-        let Some((entries, _, height, n)) = level_entries(&per_stride, i).filter(|l| l.3 >= 2) else { break };
-        // Entries come from the flat knee / stride ratio at strides above the unit, whatever
-        // the unit; the reach needs the unit too.
-        let confidence = page.confidence.min(0.95) * flat_confidence(n);
-        levels.push(TlbLevel {
-            entries: Found {
-                value: entries,
-                confidence: 0.95 * flat_confidence(n),
-                method: format!(
-                    "TLB level {}: knee / stride flat at {entries} over the {n} largest strides that show it (+{height:.1} cycles)",
-                    i + 1
-                ),
-            },
-            reach: Found {
-                value: entries * page.value,
-                confidence,
-                method: format!("{entries} entries x {} B", page.value),
-            },
-            miss_penalty_cycles: height,
-        });
+        flats.push(flat);
+        if flats.len() >= 4 {
+            break;
+        }
     }
-    let knees = per_stride.iter().map(|(s, st)| (*s, st.iter().map(|x| Some(x.knee())).collect())).collect();
-    Some(TlbFit { page, levels, knees })
+    let (unit, _) = first?;
+    let levels = flats
+        .iter()
+        .enumerate()
+        .map(|(i, flat)| {
+            let n = flat.matched.len();
+            let mut h: Vec<f64> = flat.matched.iter().map(|(_, x)| x.height).collect();
+            let height = median(&mut h);
+            let against = if flat.mismatched > 0 {
+                format!(", {} stride(s) in that range with steps elsewhere", flat.mismatched)
+            } else {
+                String::new()
+            };
+            let agreement = n as f64 / (n + flat.mismatched) as f64;
+            TlbLevel {
+                entries: Found {
+                    value: flat.entries,
+                    confidence: 0.95 * flat_confidence(n) * agreement,
+                    method: format!(
+                        "TLB level {}: knee / stride flat at {} over {n} strides from {} B up{against} (+{height:.1} cycles)",
+                        i + 1,
+                        flat.entries,
+                        flat.from
+                    ),
+                },
+                // Entries come from the flat knee / stride ratio, whatever the unit; the reach
+                // needs the unit too.
+                reach: Found {
+                    value: flat.entries * unit.value,
+                    confidence: unit.confidence.min(0.95) * flat_confidence(n) * agreement,
+                    method: format!("{} entries x {} B (tlb.unit_bytes)", flat.entries, unit.value),
+                },
+                miss_penalty_cycles: height,
+            }
+        })
+        .collect();
+    Some(TlbFit { unit, levels, knees })
 }
 
 /// Confidence from how many strides agree on a flat ratio: one alone is weak evidence.
@@ -290,11 +419,11 @@ mod tests {
         let curves: Vec<Curve> = (16..=25).map(|k| tlb_curve(1 << k, 100, 400, 0)).collect();
         let refs: Vec<&Curve> = curves.iter().collect();
         let f = fit(&refs).unwrap();
-        assert_eq!(f.page.value, 2 << 20, "{f:?}");
+        assert_eq!(f.unit.value, 2 << 20, "{f:?}");
         assert_eq!(f.levels[0].entries.value, 16);
         assert_eq!(f.levels[0].reach.value, 32 << 20);
         assert_eq!(f.levels[1].entries.value, 64);
-        assert!(f.page.confidence > 0.8, "{:?}", f.page);
+        assert!(f.unit.confidence > 0.8, "{:?}", f.unit);
         assert!((f.levels[0].miss_penalty_cycles - 100.0).abs() < 5.0);
     }
 
