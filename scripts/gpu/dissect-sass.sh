@@ -15,11 +15,13 @@
 # Commit $OUT/sass/dissect.sass as tests/fixtures/sass/sm_90-dissect.sass: CI then checks it
 # without NVRTC or cuobjdump (`recorded_dissect_sass_times_one_load_of_each_path`).
 #
-#   scripts/gpu/dissect-sass.sh ARCHIVE.tar.gz [ARCH]
+#   scripts/gpu/dissect-sass.sh ARCHIVE.tar.gz|ARCHIVE_DIR [ARCH]
 set -uo pipefail
 archive=${1:?archive (from cargo gpubench archive)}; arch=${2:-sm_90}
 OUT=${OUT:-out}
-work=$(mktemp -d); tar xzf "$archive" -C "$work"; A=$work/gpubench-archive; B=$A/bin/cargo-gpubench
+work=$(mktemp -d)
+if [ -d "$archive" ]; then A=$archive; else tar xf "$archive" -C "$work"; A=$work/gpubench-archive; fi
+B=$A/bin/cargo-gpubench
 tool=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null | head -1)
 [ -n "$tool" ] || { echo "cuobjdump not found (PATH, /usr/local/cuda/bin)"; exit 2; }
 S=$OUT/sass; mkdir -p "$S"

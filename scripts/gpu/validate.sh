@@ -43,7 +43,7 @@ extra)
     done
     log "full bandwidth: $(t "$B" --archive "$after" --full --bench dram --bench l2_bandwidth --bench stream --no-baseline -o "$R/bw-full.json" > "$R/bw-full.log" 2>&1)"
     if [ -x scripts/gpu/dissect-sass.sh ]; then
-        log "sass: $(t scripts/gpu/dissect-sass.sh "$after" "$R/sass" > "$R/sass.log" 2>&1)"
+        log "sass: $(t env OUT="$R" scripts/gpu/dissect-sass.sh "$after" sm_90 > "$R/sass.log" 2>&1)"
     fi
     ;;
 esac
