@@ -144,6 +144,17 @@ impl Rule {
         o.unwrap_or(self.spread_floor).max(self.spread_floor)
     }
 
+    /// Whether the first override matching `key` gives the metric a measured spread at `level`
+    /// (`run_spread` for same-card, `card_spread` for class comparisons). Such a metric is
+    /// known not to be like the rest of its family: its band is not moderated by the family's
+    /// prior, and it does not enter the prior (see [`crate::verdict`], "Level").
+    pub fn measured_spread(&self, key: &str, class: bool) -> bool {
+        self.overrides
+            .iter()
+            .find(|o| o.matches(key))
+            .is_some_and(|o| if class { o.card_spread.is_some() } else { o.run_spread.is_some() })
+    }
+
     /// Checks that every parameter is in range; the error names the first bad one.
     pub fn validate(&self) -> Result<(), String> {
         let unit = |name: &str, v: f64, lo: f64, hi: f64| {
