@@ -19,6 +19,9 @@
 //! new card's run carries that noise, card medians average it away).
 //! The floor on the relative spread `s` keeps a single run, or identical runs, from giving a
 //! zero band; being a known minimum rather than an estimate, it takes the normal quantile.
+//! With few reference values `t(k − 1)` is huge (63.7 for two, 9.9 for three at 99 %), so the
+//! spread and its degrees of freedom are moderated across the metrics of one family judged
+//! against the same baseline ([`moderate`]): `t(d0 + k − 1) · s̃` replaces `t(k − 1) · s`.
 
 use std::collections::BTreeMap;
 

@@ -14,8 +14,14 @@
 //! - [`Rule::confidence`] (default 0.99) and [`Rule::spread_floor`] (default 0.2 %): the
 //!   threshold widens to the half width of a two-sided Student-t prediction interval of the
 //!   new median from the `k` reference values (baseline runs of the same card, or baseline
-//!   cards): `t(confidence, k − 1) · max(spread, floor) · √(1/n + 1/k)`. The floor keeps one
-//!   run, or identical runs, from giving a zero band.
+//!   cards): `max(t(confidence, df) · spread, z · floor) · √(1/n + 1/k)`. The floor keeps one
+//!   run, or identical runs, from giving a zero band. `spread` and `df` are the metric's own
+//!   (`k − 1` degrees of freedom) moderated by an empirical-Bayes prior fitted, at verdict
+//!   time, to the spreads of the other metrics of its family in the same baseline
+//!   (`s̃² = (d0·s0² + (k−1)·s²) / (d0 + k − 1)` on `d0 + k − 1` degrees of freedom; see
+//!   `level::moderate`): two or three runs or cards no longer mean t(0.995, 1) = 63.7 or
+//!   t(0.995, 2) = 9.9 where the family's metrics agree, while a noisy metric keeps a wide band.
+//!   Metrics with a measured `run_spread` / `card_spread` override keep their own spread.
 //! - [`Rule::card_spread_floor`] (default 1 %): the floor of the between-card spread in class
 //!   comparisons; an override's `card_spread` sets it per metric, from the measured spread.
 //! - [`Rule::noise_factor`] (default 1): multiplies that band (an override can widen one
