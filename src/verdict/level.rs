@@ -257,4 +257,31 @@ mod tests {
         let expect = a.hypot(3.169_3 * 0.01);
         assert!((class.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", class.half_width);
     }
+
+    #[test]
+    fn moderation_borrows_from_agreeing_metrics_and_spares_outliers() {
+        // Thirty metrics of one family, two runs left (k = 3), spreads around 0.4 %; one metric
+        // at 5 %; one within its floor; one with a single reference value.
+        let mut m: Vec<(f64, usize, f64)> = (0..30).map(|i| (0.003 + 0.0002 * f64::from(i % 10), 3, 0.002)).collect();
+        m.push((0.05, 3, 0.002));
+        m.push((0.001, 3, 0.002));
+        m.push((0.0, 1, 0.002));
+        let out = moderate(&m, 0.99);
+        let typical = out[0].unwrap();
+        assert!(typical.df > 10.0, "{typical:?}");
+        // Near the family's typical spread (the log-variance fit corrects for χ² draws, so evenly
+        // spaced spreads come out a little above their geometric mean).
+        assert!(typical.spread > 0.003 && typical.spread < 0.007, "{typical:?}");
+        assert_eq!(out[30], None, "a spread the prior cannot explain keeps its own band");
+        assert_eq!(out[31], None, "a spread within its floor keeps the plain band");
+        let single = out[32].unwrap();
+        assert!(single.spread > 0.003 && single.df > 10.0, "{single:?}");
+        // The moderated band of a typical metric is far narrower than t(0.995, 2) · s.
+        let refs = [100.0, 100.4, 99.6];
+        let plain = band(&refs, 1, 0.99, 0.002, None, 1, None).unwrap();
+        let moderated = band(&refs, 1, 0.99, 0.002, None, 1, Some(typical)).unwrap();
+        assert!(moderated.half_width < plain.half_width / 2.0, "{moderated:?} vs {plain:?}");
+        // Too few metrics above their floor: nothing is moderated.
+        assert!(moderate(&m[..2], 0.99).iter().all(Option::is_none));
+    }
 }
