@@ -1,28 +1,59 @@
-//! Calibration of the verdict rule on the committed A/A runs: 18 default-profile runs on three
-//! H200 cards (results/nvidia-h200-cc90-132sm-140gib/aa/set{1,2,3}-runs.tar.gz).
+//! Calibration of the verdict rule on the committed runs: 16 default-profile runs on four H100
+//! cards (results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/runs-GPU-*.tar.gz) and 18 on three H200
+//! cards (results/nvidia-h200-cc90-132sm-140gib/aa/set{1,2,3}-runs.tar.gz). The detection
+//! levels asserted are those the rule reaches on these runs (README.md, "Verdicts"), held so
+//! that a change of the logic that loses power fails here.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpubench::config::Config;
 use gpubench::report::calibration_markdown;
-use gpubench::verdict::calibrate::{Calibration, MetricClass, calibrate};
+use gpubench::results::{Better, ResultsDocument};
+use gpubench::stats::median;
+use gpubench::verdict::calibrate::{Calibration, LevelCalibration, MetricClass, calibrate};
 use gpubench::verdict::corpus::gather;
+use gpubench::verdict::{Side, Verdict, compare};
+
+const H100: &str = "results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
+const H200: &str = "results/nvidia-h200-cc90-132sm-140gib";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn committed_calibration() -> Calibration {
-    let aa = root().join("results/nvidia-h200-cc90-132sm-140gib/aa");
-    let paths: Vec<PathBuf> = (1..=3).map(|i| aa.join(format!("set{i}-runs.tar.gz"))).collect();
-    let corpus = gather(&paths).unwrap();
-    let config = Config::load(&root().join("gpubench.toml")).unwrap();
-    calibrate(corpus.runs, &config.rule).unwrap()
+fn h100_paths() -> Vec<PathBuf> {
+    let mut p: Vec<PathBuf> = std::fs::read_dir(root().join(H100))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .collect();
+    p.sort();
+    p
+}
+
+fn h200_paths() -> Vec<PathBuf> {
+    let aa = root().join(H200).join("aa");
+    (1..=3).map(|i| aa.join(format!("set{i}-runs.tar.gz"))).collect()
+}
+
+fn config() -> Config {
+    Config::load(&root().join("gpubench.toml")).unwrap()
+}
+
+fn committed_calibration(paths: &[PathBuf]) -> Calibration {
+    let corpus = gather(paths).unwrap();
+    calibrate(corpus.runs, &config().rule).unwrap()
+}
+
+fn at_least(level: &LevelCalibration, class: MetricClass, shift: f64, min: f64, what: &str) {
+    let d = level.detected(class, shift).unwrap();
+    assert!(d >= min, "{what}: {} at {}: {d} < {min}", class.label(), shift);
 }
 
 #[test]
-fn committed_runs_meet_the_calibration_targets() {
-    let c = committed_calibration();
+fn h200_runs_meet_the_calibration_targets() {
+    let c = committed_calibration(&h200_paths());
     println!("{}", calibration_markdown(&c));
     assert_eq!(c.cards.len(), 3, "{:?}", c.cards);
     assert!(c.cards.values().all(|&n| n == 6), "{:?}", c.cards);
@@ -30,22 +61,145 @@ fn committed_runs_meet_the_calibration_targets() {
     assert_eq!(same.comparisons, 18);
     assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
     for class in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
-        let d = same.detected(class, 0.03).unwrap();
-        assert!(d >= 0.9, "{} at 3 %: {d}", class.label());
+        at_least(same, class, 0.03, 0.9, "same card");
     }
-    // Target 90 % at 5 %: not reached on these runs. Seven atomics metrics whose addresses hash
-    // to a few L2 slices (distinct addresses, contended CAS, the dependent global add) move by
-    // 2-5 % from run to run on one card, so their band is 8-25 %; the placement-averaged
-    // atomics being recorded now are expected to close the gap. Hold the measured level.
-    let d = same.detected(MetricClass::Atomics, 0.05).unwrap();
-    assert!(d >= 0.8, "atomics at 5 %: {d}");
-    assert!(same.detected(MetricClass::Atomics, 0.10).unwrap() >= 0.9);
+    // Target 90 % at 5 %, not reached: seven atomics whose addresses hash to a few L2 slices
+    // move by 1.5-3.5 % (sd) from run to run on one card (README, "Verdicts").
+    at_least(same, MetricClass::Atomics, 0.05, 0.83, "same card");
+    at_least(same, MetricClass::Atomics, 0.10, 0.9, "same card");
     let class = c.class.as_ref().unwrap();
     assert_eq!(class.comparisons, 18);
     assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
-    // Where cards agree, a class baseline still catches a 5 % shift.
+    // Two reference cards per comparison; where cards agree a 5 % shift is caught.
     for class_name in [MetricClass::Instructions, MetricClass::SharedMemory] {
-        let d = class.detected(class_name, 0.05).unwrap();
-        assert!(d >= 0.9, "class, {} at 5 %: {d}", class_name.label());
+        at_least(class, class_name, 0.05, 0.9, "class");
+    }
+}
+
+#[test]
+fn h100_runs_meet_the_calibration_targets() {
+    let c = committed_calibration(&h100_paths());
+    println!("{}", calibration_markdown(&c));
+    assert_eq!(c.cards.len(), 4, "{:?}", c.cards);
+    assert_eq!(c.cards.values().sum::<usize>(), 16, "{:?}", c.cards);
+    let same = c.same_card.as_ref().unwrap();
+    assert_eq!(same.comparisons, 16);
+    assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
+    for class in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(same, class, 0.03, 0.9, "same card");
+    }
+    // Target 90 % at 5 %, not reached: on these cards eleven atomics move by 1-3.3 % (sd) from
+    // run to run, where a 99 % band cannot tell a 5 % shift from noise (README, "Verdicts").
+    at_least(same, MetricClass::Atomics, 0.05, 0.6, "same card");
+    at_least(same, MetricClass::Atomics, 0.10, 0.75, "same card");
+    let class = c.class.as_ref().unwrap();
+    assert_eq!(class.comparisons, 16);
+    assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
+    for class_name in [MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(class, class_name, 0.05, 0.9, "class");
+    }
+    // Eight DRAM-size latency chases were recorded with two versions of the benchmark
+    // (placement all_sms on two cards, each_sm on the other two): not comparable, INCONCLUSIVE.
+    at_least(class, MetricClass::Latency, 0.05, 0.6, "class");
+}
+
+/// `run` with the samples of the metrics of `family` moved by `shift` in the bad direction.
+fn shift_family(run: &ResultsDocument, family: &str, shift: f64) -> ResultsDocument {
+    let mut d = run.clone();
+    for b in d.benchmarks.iter_mut().filter(|b| b.family == family) {
+        for m in &mut b.metrics {
+            let f = if m.better == Better::Lower { 1.0 + shift } else { 1.0 - shift };
+            m.samples.iter_mut().for_each(|v| *v *= f);
+            m.summary = gpubench::results::Summary::of(&m.samples);
+            if let Some(n) = &mut m.normalized {
+                n.samples.iter_mut().for_each(|v| *v *= f);
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn injected_latency_and_atomics_shifts_are_caught() {
+    // One H100 card with six runs: the five oldest are the baseline, the newest the candidate,
+    // its latencies 3 % slower and its atomics 5 % slower.
+    let mut runs: Vec<ResultsDocument> = gather(&[root().join(H100).join("runs-GPU-6d44c635.tar.gz")])
+        .unwrap()
+        .runs
+        .into_iter()
+        .map(|(_, r)| r)
+        .filter(|r| r.settings.profile == "default")
+        .collect();
+    runs.sort_by_key(|r| r.created_unix_s);
+    assert_eq!(runs.len(), 6);
+    let candidate = shift_family(&shift_family(&runs[5], "latency", 0.03), "atomics", 0.05);
+    let rule = config().rule;
+    let c = compare(Side { label: "baseline", runs: &runs[..5] }, Side { label: "new", runs: &[candidate] }, &rule)
+        .unwrap();
+    let share = |family: &str| {
+        let m: Vec<_> = c.metrics.iter().filter(|m| m.family == family).collect();
+        m.iter().filter(|m| m.verdict == Verdict::Regressed).count() as f64 / m.len() as f64
+    };
+    assert!(share("latency") >= 0.95, "latency at 3 %: {}", share("latency"));
+    assert!(share("atomics") >= 0.6, "atomics at 5 %: {}", share("atomics"));
+    let others = c.metrics.iter().filter(|m| m.family != "latency" && m.family != "atomics");
+    assert!(others.clone().all(|m| m.verdict != Verdict::Regressed), "{:?}", c.counts);
+}
+
+/// Issue 13: coefficient of variation of the run medians of one card, raw and clock-normalised,
+/// per family (median over the metrics that have both). Run with `-- --nocapture` to read it.
+#[test]
+fn raw_and_clock_normalised_run_to_run_spread() {
+    for (name, paths) in [("H100", h100_paths()), ("H200", h200_paths())] {
+        let corpus = gather(&paths).unwrap();
+        // family -> metric -> card -> (raw medians, normalised medians)
+        type Medians = BTreeMap<String, (Vec<f64>, Vec<f64>)>;
+        let mut by: BTreeMap<String, BTreeMap<String, Medians>> = BTreeMap::new();
+        for (_, run) in
+            corpus.runs.iter().filter(|(_, r)| r.settings.profile == "default" && r.settings.filter.is_none())
+        {
+            for b in &run.benchmarks {
+                for m in &b.metrics {
+                    let Some(n) = &m.normalized else { continue };
+                    let (Some(r), Some(v)) = (median(&m.samples), median(&n.samples)) else { continue };
+                    let e = by
+                        .entry(b.family.clone())
+                        .or_default()
+                        .entry(format!("{}:{}", b.id, m.name))
+                        .or_default()
+                        .entry(run.gpu.uuid.clone())
+                        .or_default();
+                    e.0.push(r);
+                    e.1.push(v);
+                }
+            }
+        }
+        // Pooled coefficient of variation over the cards with two or more runs.
+        let cv = |cards: &Medians, pick: fn(&(Vec<f64>, Vec<f64>)) -> &Vec<f64>| {
+            let (mut ss, mut df) = (0.0, 0usize);
+            for v in cards.values().map(pick).filter(|v| v.len() >= 2) {
+                let mean = v.iter().sum::<f64>() / v.len() as f64;
+                ss += v.iter().map(|x| (x / mean - 1.0).powi(2)).sum::<f64>();
+                df += v.len() - 1;
+            }
+            (ss / df.max(1) as f64).sqrt()
+        };
+        println!("\n{name}: run-to-run CV of run medians, median over metrics (metrics where normalised is noisier)\n");
+        println!("| family | metrics | raw | clock-normalised | normalised noisier |");
+        println!("| --- | ---: | ---: | ---: | ---: |");
+        for (family, metrics) in &by {
+            let mut raw: Vec<f64> = metrics.values().map(|c| cv(c, |p| &p.0)).collect();
+            let mut nor: Vec<f64> = metrics.values().map(|c| cv(c, |p| &p.1)).collect();
+            let worse = raw.iter().zip(&nor).filter(|(r, n)| **n > **r * 1.1 && **n - **r > 1e-4).count();
+            raw.sort_by(f64::total_cmp);
+            nor.sort_by(f64::total_cmp);
+            println!(
+                "| {family} | {} | {:.3} % | {:.3} % | {worse} |",
+                raw.len(),
+                median(&raw).unwrap_or(0.0) * 100.0,
+                median(&nor).unwrap_or(0.0) * 100.0
+            );
+            assert!(raw.iter().chain(&nor).all(|v| v.is_finite()));
+        }
     }
 }

@@ -125,6 +125,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         }
     }
 
+    moderate(&mut assessed, rule);
     let metrics: Vec<MetricVerdict> = assessed
         .into_iter()
         .map(|a| match a.stats {
@@ -220,6 +221,23 @@ struct Stats {
     /// Why an SM-clock verdict cannot rule out a clock change (no kernel clock on a side).
     no_kernel_clock: Option<String>,
     excluded_note: Option<String>,
+    /// What the band was computed from, to compute it again with a moderated spread.
+    band: BandInputs,
+}
+
+/// The inputs of [`level::band`] for one metric, and the band they gave unmoderated.
+#[derive(Debug, Clone)]
+struct BandInputs {
+    family: String,
+    reference: Vec<f64>,
+    n_new: usize,
+    floor: f64,
+    run_spread: Option<(f64, u32)>,
+    runs: usize,
+    band_factor: f64,
+    spread: f64,
+    /// The metric has a measured spread of its own in the configuration: not moderated.
+    own_spread: bool,
 }
 
 struct Assessed {
@@ -356,13 +374,24 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
     }
     let (Some(x), Some(band)) = (
         median(c_runs),
-        level::band(&reference.values, n_new, rule.confidence, floor, reference.run_spread, c_runs.len()),
+        level::band(&reference.values, n_new, rule.confidence, floor, reference.run_spread, c_runs.len(), None),
     ) else {
         r.reason = "baseline median is not positive: no ratio to judge".into();
         return Assessed { row: r, stats: None };
     };
     let threshold = minimum.max(band_factor * band.half_width);
     let ratio = x / band.center;
+    let inputs = BandInputs {
+        family: old.family.clone(),
+        reference: reference.values.clone(),
+        n_new,
+        floor,
+        run_spread: reference.run_spread,
+        runs: c_runs.len(),
+        band_factor,
+        spread: band.spread,
+        own_spread: rule.measured_spread(&key, reference.level == Level::Class),
+    };
     r.noise = Some(band.spread);
     r.threshold = Some(threshold);
     r.level = Some(reference.level);
@@ -390,8 +419,45 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
         gate,
         no_kernel_clock,
         excluded_note: (!excluded.is_empty()).then(|| excluded.join(", ")),
+        band: inputs,
     };
     Assessed { row: r, stats: Some(stats) }
+}
+
+/// Moderates the spread of every judged metric by the other metrics of its family compared at
+/// the same level ([`level::moderate`]), and widens or narrows its band and threshold
+/// accordingly. Metrics with a measured spread of their own in the configuration
+/// ([`Rule::measured_spread`]) are left out of the prior and keep their own band. A family of fewer than three metrics with two or more reference values keeps
+/// the plain Student-t bands.
+fn moderate(assessed: &mut [Assessed], rule: &Rule) {
+    let mut groups: BTreeMap<(String, Level), Vec<usize>> = BTreeMap::new();
+    for (i, a) in assessed.iter().enumerate() {
+        if let Some(st) = a.stats.as_ref().filter(|st| !st.band.own_spread) {
+            groups.entry((st.band.family.clone(), st.level)).or_default().push(i);
+        }
+    }
+    for members in groups.values() {
+        let input: Vec<(f64, usize, f64)> = members
+            .iter()
+            .filter_map(|&i| assessed[i].stats.as_ref())
+            .map(|st| (st.band.spread, st.band.reference.len(), st.band.floor))
+            .collect();
+        for (&i, m) in members.iter().zip(level::moderate(&input, rule.confidence)) {
+            let Some(m) = m else { continue };
+            let a = &mut assessed[i];
+            let Some(st) = a.stats.as_mut() else { continue };
+            let b = &st.band;
+            let Some(band) =
+                level::band(&b.reference, b.n_new, rule.confidence, b.floor, b.run_spread, b.runs, Some(m))
+            else {
+                continue;
+            };
+            st.threshold = st.minimum.max(b.band_factor * band.half_width);
+            a.row.threshold = Some(st.threshold);
+            a.row.ci =
+                Some(Interval { lo: st.ratio * (1.0 - band.half_width), hi: st.ratio * (1.0 + band.half_width) });
+        }
+    }
 }
 
 /// The verdict from the change, the threshold and the gates.

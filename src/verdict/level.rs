@@ -19,15 +19,18 @@
 //! new card's run carries that noise, card medians average it away).
 //! The floor on the relative spread `s` keeps a single run, or identical runs, from giving a
 //! zero band; being a known minimum rather than an estimate, it takes the normal quantile.
+//! With few reference values `t(k − 1)` is huge (63.7 for two, 9.9 for three at 99 %), so the
+//! spread and its degrees of freedom are moderated across the metrics of one family judged
+//! against the same baseline ([`moderate`]): `t(d0 + k − 1) · s̃` replaces `t(k − 1) · s`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{median, t_quantile};
+use crate::stats::{fit_variance_prior, median, t_quantile};
 
 /// The level of variance a metric's verdict was judged at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     /// The candidate's card is in the baseline: its run medians against that card's runs.
@@ -100,6 +103,46 @@ fn pooled_run_spread<'a>(cards: impl Iterator<Item = &'a Vec<f64>>) -> Option<(f
     (df > 0).then(|| ((ss / f64::from(df)).sqrt(), df))
 }
 
+/// A metric's spread moderated by its family's prior (see [`moderate`]): the spread that
+/// replaces the measured one in the band and the degrees of freedom of its Student-t quantile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Moderated {
+    pub spread: f64,
+    pub df: f64,
+}
+
+/// Moderates the relative spreads of the metrics of one family compared at one level, all
+/// from the same baseline (the empirical-Bayes rule of [`crate::stats::fit_variance_prior`]).
+///
+/// `metrics` holds, per metric, its measured relative spread, its reference values `k` and the
+/// floor of its band. The prior `s0²`, `d0` is fitted to the variances of the metrics whose
+/// spread exceeds their floor, on `k − 1` degrees of freedom each: below its floor a spread
+/// does not set the band, and the variances of metrics that repeat to the last digit say
+/// nothing about those that do not. Such a metric then gets
+/// `s̃² = (d0·s0² + (k−1)·s²) / (d0 + k − 1)` on `d0 + k − 1` degrees of freedom, and a metric
+/// with one reference value `s0` on `d0`; a metric whose own variance is improbably large under
+/// the prior (`P(F(k−1, d0) > s²/s0²) < 1 − confidence`) is not described by it and keeps its
+/// own spread and `t(k − 1)` (`None`), as does a metric within its floor. All `None` when fewer
+/// than three metrics of the family exceed their floor.
+pub(crate) fn moderate(metrics: &[(f64, usize, f64)], confidence: f64) -> Vec<Option<Moderated>> {
+    let above = |&(s, k, floor): &(f64, usize, f64)| k >= 2 && s > floor;
+    let fit: Vec<(f64, f64)> = metrics.iter().filter(|m| above(m)).map(|m| (m.0 * m.0, (m.1 - 1) as f64)).collect();
+    let Some(prior) = fit_variance_prior(&fit) else {
+        return vec![None; metrics.len()];
+    };
+    metrics
+        .iter()
+        .map(|m| {
+            let (s_sq, d) = (m.0 * m.0, m.1.saturating_sub(1) as f64);
+            if d > 0.0 && (!above(m) || prior.upper_tail(s_sq, d) < 1.0 - confidence) {
+                return None;
+            }
+            let (v, df) = prior.moderate(s_sq, d);
+            Some(Moderated { spread: v.sqrt(), df })
+        })
+        .collect()
+}
+
 /// The prediction band of the new side around the reference values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Band {
@@ -124,6 +167,7 @@ pub(crate) fn band(
     floor: f64,
     run_spread: Option<(f64, u32)>,
     runs: usize,
+    moderated: Option<Moderated>,
 ) -> Option<Band> {
     let k = reference.len();
     if k == 0 {
@@ -145,7 +189,11 @@ pub(crate) fn band(
     let z = t_quantile(p, 1_000_000);
     let t = if k >= 2 { t_quantile(p, (k - 1) as u32) } else { z };
     let scale = (1.0 / n.max(1) as f64 + 1.0 / k as f64).sqrt();
-    let main = (t * spread).max(z * floor) * scale;
+    let main = match moderated {
+        // Degrees of freedom rounded down: the band is never narrower than the exact one.
+        Some(m) => (t_quantile(p, m.df.floor().clamp(1.0, f64::from(u32::MAX)) as u32) * m.spread).max(z * floor),
+        None => (t * spread).max(z * floor),
+    } * scale;
     let run_term = run_spread.map_or(0.0, |(s, df)| t_quantile(p, df.max(1)) * s / (runs.max(1) as f64).sqrt());
     let half_width = main.hypot(run_term);
     Some(Band { center, spread, half_width, k })
@@ -181,32 +229,59 @@ mod tests {
     fn band_is_a_t_prediction_interval_with_a_floor() {
         // Five runs with a 1 % relative standard deviation: t(0.995, 4) = 4.604.
         let runs = [98.585_786_437_6, 101.414_213_562_4, 100.0, 100.0, 100.0];
-        let b = band(&runs, 1, 0.99, 0.001, None, 1).unwrap();
+        let b = band(&runs, 1, 0.99, 0.001, None, 1, None).unwrap();
         assert!((b.center - 100.0).abs() < 1e-6);
         assert!((b.spread - 0.01).abs() < 1e-4, "{}", b.spread);
         let expect = 4.604 * 0.01 * (1.0 + 0.2_f64).sqrt();
         assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
         // Identical runs and single runs do not give a zero band: the floor, at z = 2.576.
-        let b = band(&[100.0; 4], 1, 0.99, 0.002, None, 1).unwrap();
+        let b = band(&[100.0; 4], 1, 0.99, 0.002, None, 1, None).unwrap();
         assert_eq!(b.spread, 0.0);
         assert!((b.half_width - 2.5758 * 0.002 * 1.25_f64.sqrt()).abs() < 1e-4, "{}", b.half_width);
         // Two values that differ: t(0.995, 1) = 63.66 times their spread.
-        let b = band(&[99.0, 101.0], 1, 0.99, 0.002, None, 1).unwrap();
+        let b = band(&[99.0, 101.0], 1, 0.99, 0.002, None, 1, None).unwrap();
         let expect = 63.657 * 2.0_f64.sqrt() / 100.0 * 1.5_f64.sqrt();
         assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
-        let b = band(&[100.0], 1, 0.99, 0.002, None, 1).unwrap();
+        let b = band(&[100.0], 1, 0.99, 0.002, None, 1, None).unwrap();
         assert!((b.half_width - 2.5758 * 0.002 * 2.0_f64.sqrt()).abs() < 1e-4, "{}", b.half_width);
         // More new runs narrow the band.
         assert!(
-            band(&runs, 3, 0.99, 0.001, None, 3).unwrap().half_width
-                < band(&runs, 1, 0.99, 0.001, None, 1).unwrap().half_width
+            band(&runs, 3, 0.99, 0.001, None, 3, None).unwrap().half_width
+                < band(&runs, 1, 0.99, 0.001, None, 1, None).unwrap().half_width
         );
-        assert!(band(&[0.0, 0.0], 1, 0.99, 0.002, None, 1).is_none());
-        assert!(band(&[], 1, 0.99, 0.002, None, 1).is_none());
+        assert!(band(&[0.0, 0.0], 1, 0.99, 0.002, None, 1, None).is_none());
+        assert!(band(&[], 1, 0.99, 0.002, None, 1, None).is_none());
         // A class band adds the run-to-run noise of the new card's run: √(a² + (t·s)²).
-        let class = band(&[100.0; 3], 1, 0.99, 0.002, Some((0.01, 10)), 1).unwrap();
+        let class = band(&[100.0; 3], 1, 0.99, 0.002, Some((0.01, 10)), 1, None).unwrap();
         let a = 2.5758 * 0.002 * (1.0 + 1.0 / 3.0_f64).sqrt();
         let expect = a.hypot(3.169_3 * 0.01);
         assert!((class.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", class.half_width);
+    }
+
+    #[test]
+    fn moderation_borrows_from_agreeing_metrics_and_spares_outliers() {
+        // Thirty metrics of one family, two runs left (k = 3), spreads around 0.4 %; one metric
+        // at 5 %; one within its floor; one with a single reference value.
+        let mut m: Vec<(f64, usize, f64)> = (0..30).map(|i| (0.003 + 0.0002 * f64::from(i % 10), 3, 0.002)).collect();
+        m.push((0.05, 3, 0.002));
+        m.push((0.001, 3, 0.002));
+        m.push((0.0, 1, 0.002));
+        let out = moderate(&m, 0.99);
+        let typical = out[0].unwrap();
+        assert!(typical.df > 10.0, "{typical:?}");
+        // Near the family's typical spread (the log-variance fit corrects for χ² draws, so evenly
+        // spaced spreads come out a little above their geometric mean).
+        assert!(typical.spread > 0.003 && typical.spread < 0.007, "{typical:?}");
+        assert_eq!(out[30], None, "a spread the prior cannot explain keeps its own band");
+        assert_eq!(out[31], None, "a spread within its floor keeps the plain band");
+        let single = out[32].unwrap();
+        assert!(single.spread > 0.003 && single.df > 10.0, "{single:?}");
+        // The moderated band of a typical metric is far narrower than t(0.995, 2) · s.
+        let refs = [100.0, 100.4, 99.6];
+        let plain = band(&refs, 1, 0.99, 0.002, None, 1, None).unwrap();
+        let moderated = band(&refs, 1, 0.99, 0.002, None, 1, Some(typical)).unwrap();
+        assert!(moderated.half_width < plain.half_width / 2.0, "{moderated:?} vs {plain:?}");
+        // Too few metrics above their floor: nothing is moderated.
+        assert!(moderate(&m[..2], 0.99).iter().all(Option::is_none));
     }
 }

@@ -14,8 +14,14 @@
 //! - [`Rule::confidence`] (default 0.99) and [`Rule::spread_floor`] (default 0.2 %): the
 //!   threshold widens to the half width of a two-sided Student-t prediction interval of the
 //!   new median from the `k` reference values (baseline runs of the same card, or baseline
-//!   cards): `t(confidence, k − 1) · max(spread, floor) · √(1/n + 1/k)`. The floor keeps one
-//!   run, or identical runs, from giving a zero band.
+//!   cards): `max(t(confidence, df) · spread, z · floor) · √(1/n + 1/k)`. The floor keeps one
+//!   run, or identical runs, from giving a zero band. `spread` and `df` are the metric's own
+//!   (`k − 1` degrees of freedom) moderated by an empirical-Bayes prior fitted, at verdict
+//!   time, to the spreads of the other metrics of its family in the same baseline
+//!   (`s̃² = (d0·s0² + (k−1)·s²) / (d0 + k − 1)` on `d0 + k − 1` degrees of freedom; see
+//!   `level::moderate`): two or three runs or cards no longer mean t(0.995, 1) = 63.7 or
+//!   t(0.995, 2) = 9.9 where the family's metrics agree, while a noisy metric keeps a wide band.
+//!   Metrics with a measured `run_spread` / `card_spread` override keep their own spread.
 //! - [`Rule::card_spread_floor`] (default 1 %): the floor of the between-card spread in class
 //!   comparisons; an override's `card_spread` sets it per metric, from the measured spread.
 //! - [`Rule::noise_factor`] (default 1): multiplies that band (an override can widen one
@@ -142,6 +148,17 @@ impl Rule {
     pub fn run_floor(&self, key: &str) -> f64 {
         let o = self.overrides.iter().find(|o| o.matches(key)).and_then(|o| o.run_spread);
         o.unwrap_or(self.spread_floor).max(self.spread_floor)
+    }
+
+    /// Whether the first override matching `key` gives the metric a measured spread at `level`
+    /// (`run_spread` for same-card, `card_spread` for class comparisons). Such a metric is
+    /// known not to be like the rest of its family: its band is not moderated by the family's
+    /// prior, and it does not enter the prior (see [`crate::verdict`], "Level").
+    pub fn measured_spread(&self, key: &str, class: bool) -> bool {
+        self.overrides
+            .iter()
+            .find(|o| o.matches(key))
+            .is_some_and(|o| if class { o.card_spread.is_some() } else { o.run_spread.is_some() })
     }
 
     /// Checks that every parameter is in range; the error names the first bad one.
