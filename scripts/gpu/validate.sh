@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One device call on one card, from archives built here (.tar.xz of `cargo gpubench archive`):
+# One device call on one card, from archives built here (`cargo gpubench archive`, unpacked or
+# as a .tar.xz / .tar.gz):
 #   runs    BEFORE.tar.xz AFTER.tar.xz N  one default run of BEFORE, N of AFTER (same card), then
 #           AFTER's run 1 against BEFORE's run, leave-one-run-out calibration over AFTER's runs,
 #           and every AFTER run against the committed class baseline
@@ -9,7 +10,11 @@
 set -uo pipefail
 what=${1:?runs|extra}; shift
 OUT=${OUT:-out}
-unpack() { local d; d=$(mktemp -d); tar xJf "$1" -C "$d"; echo "$d/gpubench-archive"; }
+# an archive: an unpacked folder, or a .tar.xz / .tar.gz of one
+unpack() {
+    if [ -d "$1" ]; then echo "$1"; return; fi
+    local d; d=$(mktemp -d); tar xf "$1" -C "$d"; echo "$d/gpubench-archive"
+}
 uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1); short=${uuid:4:8}
 R=$OUT/$what-$short; mkdir -p "$R"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,clocks.max.mem,power.limit --format=csv > "$R/card.txt"
