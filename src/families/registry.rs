@@ -45,7 +45,7 @@ macro_rules! families {
 families! {
     latency: host ["src/families/latency.rs", "src/placement.rs"],
         kernels ["kernels/latency.cu"], sources [LATENCY];
-    stream: host ["src/families/stream.rs", "src/families/dram.rs"],
+    stream: host ["src/families/stream.rs", "src/families/dram/mod.rs", "src/families/dram/config.rs"],
         kernels ["kernels/stream.cu"], sources [STREAM];
     shared_banks: host ["src/families/shared_banks.rs"],
         kernels ["kernels/shared_banks.cu"], sources [SHARED_BANKS];
@@ -60,7 +60,7 @@ families! {
         kernels ["kernels/instructions_ops.cuh", "kernels/instructions.cu", "kernels/instructions_ieee.cu",
             "kernels/instructions_sweep.cu"],
         sources [INSTRUCTIONS, INSTRUCTIONS_IEEE, INSTRUCTIONS_SWEEP];
-    dram: host ["src/families/dram.rs"],
+    dram: host ["src/families/dram/mod.rs", "src/families/dram/config.rs"],
         kernels ["kernels/dram_ops.cuh", "kernels/dram.cu", "kernels/dram_sweep.cu"], sources [DRAM, DRAM_SWEEP];
     l2_bandwidth: host ["src/families/l2_bandwidth.rs"],
         kernels ["kernels/l2_bandwidth.cu"], sources [L2_BANDWIDTH];
