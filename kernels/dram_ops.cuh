@@ -110,9 +110,11 @@ __device__ __forceinline__ void dram_triad(double2* __restrict__ a, const double
     });
 }
 
-// Read-only: every word is summed (wrapping) and the block's sum added to *total with one
-// atomic (one per warp would serialise thousands of atomics on one address at the end of every
-// launch); the host checks the total.
+// Read-only: every word is summed (wrapping) and the block's sum added with one atomic to one of
+// DRAM_READ_SLOTS words a 128-byte line apart (block b to slot b mod DRAM_READ_SLOTS): a flat
+// grid has hundreds of thousands of blocks, whose atomics on a single word would queue on one L2
+// slice. The host checks the sum of the slots.
+#define DRAM_READ_SLOTS 256
 template <int U, int H>
 __device__ __forceinline__ void dram_read(const double2* __restrict__ a, u32* __restrict__ total, u64 n2) {
     u32 acc = 0;
@@ -130,7 +132,7 @@ __device__ __forceinline__ void dram_read(const double2* __restrict__ a, u32* __
     if (threadIdx.x < 32) {
         acc = threadIdx.x < (blockDim.x + 31) / 32 ? warp_sums[threadIdx.x] : 0;
         for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-        if (threadIdx.x == 0) atomicAdd(total, acc);
+        if (threadIdx.x == 0) atomicAdd(total + (blockIdx.x % DRAM_READ_SLOTS) * 32, acc);
     }
 }
 

@@ -230,3 +230,14 @@ pub fn finalists<C>(trials: &[Trial<C>], k: usize) -> Vec<usize> {
     v.sort_unstable();
     v
 }
+
+/// Words the read stream adds its blocks' sums to (`DRAM_READ_SLOTS` in `kernels/dram_ops.cuh`),
+/// and the distance between them in words (one 128-byte line).
+pub const READ_SLOTS: usize = 256;
+/// See [`READ_SLOTS`].
+pub const READ_SLOT_STRIDE: usize = 32;
+
+/// The read stream's checksum: the wrapping sum of its slots.
+pub fn sum_slots(words: &[u32]) -> u32 {
+    words.iter().fold(0u32, |a, w| a.wrapping_add(*w))
+}

@@ -121,7 +121,7 @@ fn measure(
 fn verify(gpu: &Gpu, compiled: &CompiledKernels, arrays: &mut Arrays, op: Op, elements_read: u128) -> Result<()> {
     let what = format!("dram/{}", op.label());
     if op == Op::Read {
-        let got = gpu.download(&arrays.total, "the read checksum")?[0];
+        let got = sum_slots(&gpu.download(&arrays.total, "the read checksum")?);
         let expected = read_checksum(arrays.values[0], elements_read);
         if got != expected {
             return Err(Error::Verification {
@@ -182,7 +182,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         ],
         n,
         values: INITIAL,
-        total: gpu.alloc_zeros::<u32>(1, "the read checksum")?,
+        total: gpu.alloc_zeros::<u32>(READ_SLOTS * READ_SLOT_STRIDE, "the read checksum")?,
     };
     let init = streams.regression.function("dram_init")?;
     let [va, vb, vc] = INITIAL;

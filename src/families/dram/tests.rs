@@ -107,3 +107,11 @@ fn bandwidth_is_bytes_over_ns_and_efficiency_uses_the_device_peak() {
     let peak = crate::families::test_identity().peak_dram_bytes_per_s() / 1e9;
     assert!((100.0 * bw / peak - 96.09).abs() < 0.01, "{}", 100.0 * bw / peak);
 }
+
+#[test]
+fn read_slots_sum_wrapping_and_match_the_kernel() {
+    assert_eq!(sum_slots(&[u32::MAX, 2, 0]), 1);
+    let src = include_str!("../../../kernels/dram_ops.cuh");
+    assert!(src.contains(&format!("#define DRAM_READ_SLOTS {READ_SLOTS}")));
+    assert!(src.contains(&format!("(blockIdx.x % DRAM_READ_SLOTS) * {READ_SLOT_STRIDE}")));
+}
