@@ -434,12 +434,28 @@ fn recorded_dissect_sass_times_one_load_of_each_path() {
         println!("skipping: no recorded SASS under {}", dir.display());
         return;
     };
-    for e in entries.flatten().filter(|e| e.path().to_string_lossy().ends_with("dissect.sass")) {
-        let text = std::fs::read_to_string(e.path()).unwrap();
+    let mut checked = 0;
+    for e in entries.flatten().filter(|e| {
+        let p = e.path().to_string_lossy().into_owned();
+        p.ends_with("dissect.sass") || p.ends_with("dissect.sass.gz")
+    }) {
+        let text = if e.path().extension().is_some_and(|x| x == "gz") {
+            let mut s = String::new();
+            std::io::Read::read_to_string(
+                &mut flate2::read::GzDecoder::new(std::fs::File::open(e.path()).unwrap()),
+                &mut s,
+            )
+            .unwrap();
+            s
+        } else {
+            std::fs::read_to_string(e.path()).unwrap()
+        };
+        checked += 1;
         if let Err(problem) = check_dissect_sass(&parse_sass(&text)) {
             panic!("{}: {problem}", e.path().display());
         }
     }
+    println!("{checked} recorded dissect SASS dumps checked");
 }
 
 /// The checker itself, on hand-written SASS of the shape ptxas gives: it accepts a chase whose

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call on one card, from archives built here (`cargo gpubench archive`, unpacked or
 # as a .tar.xz / .tar.gz):
-#   runs    BEFORE.tar.xz AFTER.tar.xz N  one default run of BEFORE, N of AFTER (same card), then
+#   runs    BEFORE.tar.xz AFTER.tar.xz N  one default run of BEFORE (none when BEFORE is -), N of
+#           AFTER (same card), then
 #           AFTER's run 1 against BEFORE's run, leave-one-run-out calibration over AFTER's runs,
 #           and every AFTER run against the committed class baseline
 #   extra   AFTER.tar.xz                  three dissect runs, the full DRAM / L2 / stream profile,
@@ -18,17 +19,25 @@ unpack() {
 uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1); short=${uuid:4:8}
 R=$OUT/$what-$short; mkdir -p "$R"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,clocks.max.mem,power.limit --format=csv > "$R/card.txt"
-t() { local s; s=$(date +%s%N); "$@"; local rc=$?; echo "exit $rc, $(( ($(date +%s%N) - s) / 1000000 )) ms"; }
+# t CMD... > FILE: runs CMD; `took` then says its exit code and wall time
+t() { local s; s=$(date +%s%N); "$@"; local rc=$?; echo "exit $rc, $(( ($(date +%s%N) - s) / 1000000 )) ms" > "$R/.took"; }
+took() { cat "$R/.took"; }
 log() { echo "$*" | tee -a "$R/log.txt"; }
 case "$what" in
 runs)
-    before=$(unpack "$1"); after=$(unpack "$2"); n=${3:-5}; B=$after/bin/cargo-gpubench
-    log "before run: $(t "$before/bin/cargo-gpubench" --archive "$before" --no-baseline -o "$R/before.json" > "$R/before.log" 2>&1)"
+    after=$(unpack "$2"); n=${3:-5}; B=$after/bin/cargo-gpubench
+    if [ "$1" != - ]; then
+        before=$(unpack "$1")
+        "$before/bin/cargo-gpubench" --archive "$before" --no-baseline -o "$R/before.json" > "$R/before.log" 2>&1
+        log "before run: exit $?"
+    fi
     for i in $(seq 1 "$n"); do
-        log "after run $i: $(t "$B" --archive "$after" --no-baseline -o "$R/after-$i.json" > "$R/after-$i.log" 2>&1)"
+        t "$B" --archive "$after" --no-baseline -o "$R/after-$i.json" > "$R/after-$i.log" 2>&1; log "after run $i: $(took)"
     done
-    log "after run 1 vs before: $(t "$B" compare "$R/before.json" "$R/after-1.json" --all > "$R/refactor-compare.txt" 2>&1)"
-    log "$(grep -E 'REGRESSED|PASS' "$R/refactor-compare.txt" | tail -2)"
+    if [ -f "$R/before.json" ]; then
+        "$B" compare "$R/before.json" "$R/after-1.json" --all > "$R/refactor-compare.txt" 2>&1
+        log "after run 1 vs before: exit $? $(grep -Eo '[0-9]+ REGRESSED.*' "$R/refactor-compare.txt" | tail -1)"
+    fi
     "$B" calibrate "$R"/after-*.json > "$R/calibrate.txt" 2>&1; log "calibrate: exit $?"
     case "$(sed -n 2p "$R/card.txt")" in
         *H100*) class=baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json ;;
@@ -43,12 +52,12 @@ runs)
 extra)
     after=$(unpack "$1"); B=$after/bin/cargo-gpubench
     for d in 1 2 3; do
-        log "dissect $d: $(t "$B" dissect --out "$R/dissect-$d" > "$R/dissect-$d.log" 2>&1)"
+        t "$B" dissect --out "$R/dissect-$d" > "$R/dissect-$d.log" 2>&1; log "dissect $d: $(took)"
         rm -rf "$R/dissect-$d/plots"
     done
-    log "full bandwidth: $(t "$B" --archive "$after" --full --bench dram --bench l2_bandwidth --bench stream --no-baseline -o "$R/bw-full.json" > "$R/bw-full.log" 2>&1)"
+    t "$B" --archive "$after" --full --bench dram --bench l2_bandwidth --bench stream --no-baseline -o "$R/bw-full.json" > "$R/bw-full.log" 2>&1; log "full bandwidth: $(took)"
     if [ -x scripts/gpu/dissect-sass.sh ]; then
-        log "sass: $(t env OUT="$R" scripts/gpu/dissect-sass.sh "$after" sm_90 > "$R/sass.log" 2>&1)"
+        t env OUT="$R" scripts/gpu/dissect-sass.sh "$after" sm_90 > "$R/sass.log" 2>&1; log "sass: $(took)"
     fi
     ;;
 esac

@@ -40,7 +40,18 @@ pub(crate) fn compare_facts(old: &[Fact], new: &[Fact], rule: &Rule) -> Vec<Fact
                 Some(n) => {
                     let change = format!("{} -> {}", show(&o.value, &o.unit), show(&n.value, &n.unit));
                     let confidence = o.confidence.min(n.confidence);
-                    if confidence >= rule.min_fact_confidence {
+                    let floor = rule.min_fact_confidence;
+                    if o.confidence < floor && n.confidence < floor {
+                        // Neither side established the fact: a change between two guesses is
+                        // not evidence of anything.
+                        (
+                            Verdict::Pass,
+                            format!(
+                                "not established on either side ({change}, confidence {:.2} and {:.2} < {floor:.2})",
+                                o.confidence, n.confidence
+                            ),
+                        )
+                    } else if confidence >= floor {
                         (Verdict::Regressed, format!("changed: {change}"))
                     } else {
                         (
@@ -99,16 +110,24 @@ mod tests {
             fact("l1.line_bytes", FactValue::Number(128.0), 0.99),
             fact("l1.policy", FactValue::Text("lru".into()), 0.5),
             fact("tlb.reach", FactValue::Number(1.0), 0.99),
+            fact("l1.ways", FactValue::Number(4.0), 0.95),
         ];
         let new = [
             fact("l2.size_bytes", FactValue::Number(62_914_560.0), 0.97),
             fact("l1.line_bytes", FactValue::Number(64.0), 0.95),
             fact("l1.policy", FactValue::Text("random".into()), 0.5),
+            fact("l1.ways", FactValue::Number(8.0), 0.5),
         ];
         let v = compare_facts(&old, &new, &rule);
         let verdicts: Vec<Verdict> = v.iter().map(|f| f.verdict).collect();
-        assert_eq!(verdicts, [Verdict::Pass, Verdict::Regressed, Verdict::Inconclusive, Verdict::Inconclusive]);
+        // equal; changed and sure; changed, unsure on both sides (two guesses); missing;
+        // changed, sure before and unsure now
+        assert_eq!(
+            verdicts,
+            [Verdict::Pass, Verdict::Regressed, Verdict::Pass, Verdict::Inconclusive, Verdict::Inconclusive]
+        );
         assert_eq!(v[1].reason, "changed: 128 bytes -> 64 bytes");
+        assert!(v[2].reason.starts_with("not established on either side"), "{}", v[2].reason);
         assert!(compare_facts(&old, &[], &rule).is_empty());
     }
 }
