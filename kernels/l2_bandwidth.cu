@@ -15,11 +15,17 @@ __device__ __forceinline__ u32 l2_ld_cg(const uint4* p) {
     return a ^ b ^ c ^ d;
 }
 
-template <int ILP>
+// LOCAL = false: the whole grid sweeps one footprint of vmask + 1 vectors (every line read by
+// several SMs). LOCAL = true, the private variant: block b reads only its own slice of
+// S = vmask + 1 vectors, vectors [b S, (b + 1) S), in the same order within the slice. No two
+// SMs share a line, so no line is requested by several SMs at once: the figure is the L2's hit
+// bandwidth without requests of different SMs for the same line arriving together.
+template <int ILP, bool LOCAL>
 __device__ __forceinline__ void l2_read(const uint4* buf, u32 vmask, u32 iters, gb_sm_window* win, u32 slots,
                                         u32* sink, u32 sentinel) {
-    const u32 T = gridDim.x * blockDim.x;
-    const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 T = LOCAL ? blockDim.x : gridDim.x * blockDim.x;
+    const u32 t = LOCAL ? threadIdx.x : blockIdx.x * blockDim.x + threadIdx.x;
+    const uint4* base = LOCAL ? buf + (u64)blockIdx.x * (vmask + 1) : buf;
     u32 v[ILP];
 #pragma unroll
     for (int k = 0; k < ILP; ++k) v[k] = k * T + t;
@@ -31,65 +37,28 @@ __device__ __forceinline__ void l2_read(const uint4* buf, u32 vmask, u32 iters, 
         u32 x = 0;
 #pragma unroll
         for (int k = 0; k < ILP; ++k) {
-            x ^= l2_ld_cg(buf + (v[k] & vmask));
+            x ^= l2_ld_cg(base + (v[k] & vmask));
             v[k] += step;
         }
         acc += x;
     }
-    if (acc == sentinel) sink[t] = acc;
+    if (acc == sentinel) sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
     gb_window_close(win, slots, s, (u64)iters * ILP * 32 * 16);
 }
 
-// Private variant: block b reads only its own slice of S = slice_mask + 1 vectors, vectors
-// [b S, (b + 1) S), in the same order as l2_read within the slice. No two SMs share a line, so
-// no line is requested by several SMs at once: the figure is the L2's hit bandwidth without
-// requests of different SMs for the same line arriving together.
-template <int ILP>
-__device__ __forceinline__ void l2_read_local(const uint4* buf, u32 slice_mask, u32 iters, gb_sm_window* win,
-                                              u32 slots, u32* sink, u32 sentinel) {
-    const u32 T = blockDim.x;
-    const u32 t = threadIdx.x;
-    const uint4* base = buf + (u64)blockIdx.x * (slice_mask + 1);
-    u32 v[ILP];
-#pragma unroll
-    for (int k = 0; k < ILP; ++k) v[k] = k * T + t;
-    const u32 step = ILP * T;
-    u32 acc = 0;
-    gb_stamp s = gb_stamp_begin();
-#pragma unroll 1
-    for (u32 i = 0; i < iters; ++i) {
-        u32 x = 0;
-#pragma unroll
-        for (int k = 0; k < ILP; ++k) {
-            x ^= l2_ld_cg(base + (v[k] & slice_mask));
-            v[k] += step;
-        }
-        acc += x;
-    }
-    if (acc == sentinel) sink[blockIdx.x * blockDim.x + t] = acc;
-    gb_window_close(win, slots, s, (u64)iters * ILP * 32 * 16);
+#define GB_L2_KERNEL(NAME, ILP, LOCAL)                                                                    \
+extern "C" __global__ void NAME##ILP(const uint4* buf, u32 vmask, u32 iters, gb_sm_window* win,          \
+                                     u32 slots, u32* sink, u32 sentinel) {                                \
+    l2_read<ILP, LOCAL>(buf, vmask, iters, win, slots, sink, sentinel);                                   \
 }
 
-#define GB_L2_LOCAL_KERNEL(ILP)                                                                           \
-extern "C" __global__ void l2_read_local_ilp##ILP(const uint4* buf, u32 slice_mask, u32 iters,           \
-                                                  gb_sm_window* win, u32 slots, u32* sink, u32 sentinel) { \
-    l2_read_local<ILP>(buf, slice_mask, iters, win, slots, sink, sentinel);                               \
-}
-
-GB_L2_LOCAL_KERNEL(2)
-GB_L2_LOCAL_KERNEL(4)
-GB_L2_LOCAL_KERNEL(8)
-
-#define GB_L2_KERNEL(ILP)                                                                                  \
-extern "C" __global__ void l2_read_ilp##ILP(const uint4* buf, u32 vmask, u32 iters, gb_sm_window* win,    \
-                                            u32 slots, u32* sink, u32 sentinel) {                          \
-    l2_read<ILP>(buf, vmask, iters, win, slots, sink, sentinel);                                           \
-}
-
-GB_L2_KERNEL(1)
-GB_L2_KERNEL(2)
-GB_L2_KERNEL(4)
-GB_L2_KERNEL(8)
+GB_L2_KERNEL(l2_read_ilp, 1, false)
+GB_L2_KERNEL(l2_read_ilp, 2, false)
+GB_L2_KERNEL(l2_read_ilp, 4, false)
+GB_L2_KERNEL(l2_read_ilp, 8, false)
+GB_L2_KERNEL(l2_read_local_ilp, 2, true)
+GB_L2_KERNEL(l2_read_local_ilp, 4, true)
+GB_L2_KERNEL(l2_read_local_ilp, 8, true)
 
 GB_SM_FOLD_KERNEL(l2_fold)
 

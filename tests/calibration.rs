@@ -22,14 +22,11 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The four H100s measured before atomics used 256 placements and DRAM streams flat grids.
+const H100_FIRST_CARDS: [&str; 4] = ["19abbdb9", "64cff863", "6d44c635", "9b6aa616"];
+
 fn h100_paths() -> Vec<PathBuf> {
-    let mut p: Vec<PathBuf> = std::fs::read_dir(root().join(H100))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".tar.gz"))
-        .collect();
-    p.sort();
-    p
+    H100_FIRST_CARDS.iter().map(|c| root().join(H100).join(format!("runs-GPU-{c}.tar.gz"))).collect()
 }
 
 fn h200_paths() -> Vec<PathBuf> {
@@ -202,4 +199,23 @@ fn raw_and_clock_normalised_run_to_run_spread() {
             assert!(raw.iter().chain(&nor).all(|v| v.is_finite()));
         }
     }
+}
+
+/// Six default runs of one H100 with the current code (256 placements per atomic target, DRAM
+/// streams on flat grids), five of them after the last change of the code's layout: same-card
+/// leave one run out.
+#[test]
+fn current_code_h100_runs_meet_the_same_card_targets() {
+    let c = committed_calibration(&[root().join(H100).join("runs-GPU-b8b327dc.tar.gz")]);
+    println!("{}", calibration_markdown(&c));
+    assert_eq!(c.cards.len(), 1, "{:?}", c.cards);
+    let same = c.same_card.as_ref().unwrap();
+    assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
+    for class in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(same, class, 0.03, 0.9, "same card");
+    }
+    // With 256 placements atomics reach 76 % at 5 % and 93 % at 10 % here (62 % and 79 % over
+    // the older runs above); the target, 90 % at 5 %, is not reached (README, "Verdicts").
+    at_least(same, MetricClass::Atomics, 0.05, 0.75, "same card");
+    at_least(same, MetricClass::Atomics, 0.10, 0.9, "same card");
 }

@@ -222,75 +222,33 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     };
     let footprint = regression_footprint(&identity);
     let mut windows = SmWindows::new(gpu, reader.fold.clone())?;
-    let shapes = SEARCH_ILPS.iter().map(|&ilp| reader.shape(ilp, full, footprint)).collect::<Result<Vec<_>>>()?;
-    let (trials, best) = search::run_and_choose("l2_bandwidth/read", &SEARCH_ILPS, 3, 0.005, |ilp| {
-        let s = &shapes[SEARCH_ILPS.iter().position(|i| i == ilp).unwrap_or(0)];
-        reader.measure(gpu, s, &mut windows)
-    })?;
-    let ilp = trials[best].config;
-    let search_json = search::to_json(&trials, |i| format!("ilp={i}"));
-
-    if profile != Profile::Quick && suite.wants("private") {
-        let slice = private_slice_vectors(&identity, full);
-        let shapes = SEARCH_ILPS.iter().map(|&i| reader.local_shape(i, full, slice)).collect::<Result<Vec<_>>>()?;
-        let (trials, best) = search::run_and_choose("l2_bandwidth/private", &SEARCH_ILPS, 3, 0.005, |i| {
-            let s = &shapes[SEARCH_ILPS.iter().position(|x| x == i).unwrap_or(0)];
-            reader.measure(gpu, s, &mut windows)
-        })?;
-        let private_ilp = trials[best].config;
-        let s = reader.local_shape(private_ilp, full, slice)?;
-        let bench = Bench::new("private")
-            .param("footprint_bytes", full as u64 * slice as u64 * 16)
-            .param("slice_bytes_per_block", slice as u64 * 16)
-            .chosen("ilp", private_ilp)
-            .param("threads_per_block", THREADS)
-            .param("blocks", full)
-            .chosen("iters_per_launch", s.iters)
-            .chosen("config", format!("ilp={private_ilp}"))
-            .chosen("search", search::to_json(&trials, |i| format!("ilp={i}")))
-            .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
-            .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
-            .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
-        points_bench(suite, &reader, bench, vec![(None, s)], true)?;
-    }
-    let gpu = suite.gpu();
-    if profile != Profile::Quick && suite.wants("whole") {
-        let fp = whole_footprint(&identity);
-        let shapes = SEARCH_ILPS.iter().map(|&i| reader.shape(i, full, fp)).collect::<Result<Vec<_>>>()?;
-        let (trials, best) = search::run_and_choose("l2_bandwidth/whole", &SEARCH_ILPS, 3, 0.005, |i| {
-            let s = &shapes[SEARCH_ILPS.iter().position(|x| x == i).unwrap_or(0)];
-            reader.measure(gpu, s, &mut windows)
-        })?;
-        let whole_ilp = trials[best].config;
-        let s = reader.shape(whole_ilp, full, fp)?;
-        let bench = Bench::new("whole")
-            .param("footprint_bytes", fp)
-            .chosen("ilp", whole_ilp)
-            .param("threads_per_block", THREADS)
-            .param("blocks", full)
-            .chosen("iters_per_launch", s.iters)
-            .chosen("config", format!("ilp={whole_ilp}"))
-            .chosen("search", search::to_json(&trials, |i| format!("ilp={i}")))
-            .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
-            .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
-            .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
-        points_bench(suite, &reader, bench, vec![(None, s)], true)?;
-    }
-
+    let (ilp, search_json) = search_ilp(gpu, &reader, &mut windows, "read", |i| reader.shape(i, full, footprint))?;
     if suite.wants("read") {
         let s = reader.shape(ilp, full, footprint)?;
-        let bench = Bench::new("read")
-            .param("footprint_bytes", footprint)
-            .chosen("ilp", ilp)
-            .param("threads_per_block", THREADS)
-            .param("blocks", full)
-            .chosen("iters_per_launch", s.iters)
-            .chosen("config", format!("ilp={ilp}"))
-            .chosen("search", search_json)
-            .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
-            .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
-            .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
+        let bench = read_bench("read", &[("footprint_bytes", footprint)], ilp, &s, search_json);
         points_bench(suite, &reader, bench, vec![(None, s)], true)?;
+    }
+    if profile != Profile::Quick && suite.wants("private") {
+        let slice = private_slice_vectors(&identity, full);
+        let make = |i| reader.local_shape(i, full, slice);
+        let (best, search) = search_ilp(suite.gpu(), &reader, &mut windows, "private", make)?;
+        let s = make(best)?;
+        let params =
+            [("footprint_bytes", full as u64 * slice as u64 * 16), ("slice_bytes_per_block", slice as u64 * 16)];
+        points_bench(suite, &reader, read_bench("private", &params, best, &s, search), vec![(None, s)], true)?;
+    }
+    if profile != Profile::Quick && suite.wants("whole") {
+        let fp = whole_footprint(&identity);
+        let make = |i| reader.shape(i, full, fp);
+        let (best, search) = search_ilp(suite.gpu(), &reader, &mut windows, "whole", make)?;
+        let s = make(best)?;
+        points_bench(
+            suite,
+            &reader,
+            read_bench("whole", &[("footprint_bytes", fp)], best, &s, search),
+            vec![(None, s)],
+            true,
+        )?;
     }
     let scaling: Vec<(&str, Vec<u32>, Vec<u64>)> = match profile {
         Profile::Quick => vec![],
@@ -322,6 +280,42 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         points_bench(suite, &reader, bench, points, false)?;
     }
     Ok(())
+}
+
+/// The ILP of [`SEARCH_ILPS`] that reads fastest in the shapes `make` gives (single launches
+/// after a warm one), and the search as JSON.
+fn search_ilp(
+    gpu: &Gpu,
+    reader: &Reader,
+    windows: &mut SmWindows,
+    name: &str,
+    make: impl Fn(u32) -> Result<Shape>,
+) -> Result<(u32, serde_json::Value)> {
+    let shapes = SEARCH_ILPS.iter().map(|&i| make(i)).collect::<Result<Vec<_>>>()?;
+    let (trials, best) = search::run_and_choose(&format!("l2_bandwidth/{name}"), &SEARCH_ILPS, 3, 0.005, |i| {
+        let s = &shapes[SEARCH_ILPS.iter().position(|x| x == i).unwrap_or(0)];
+        reader.measure(gpu, s, windows)
+    })?;
+    Ok((trials[best].config, search::to_json(&trials, |i| format!("ilp={i}"))))
+}
+
+/// A read benchmark of one launch shape at the searched `ilp`, with the three metrics of
+/// [`metrics`].
+fn read_bench(name: &str, params: &[(&str, u64)], ilp: u32, s: &Shape, search: serde_json::Value) -> Bench {
+    let mut bench = Bench::new(name);
+    for (k, v) in params {
+        bench = bench.param(k, *v);
+    }
+    bench
+        .chosen("ilp", ilp)
+        .param("threads_per_block", THREADS)
+        .param("blocks", s.blocks)
+        .chosen("iters_per_launch", s.iters)
+        .chosen("config", format!("ilp={ilp}"))
+        .chosen("search", search)
+        .metric("bandwidth", "GB/s", Better::Higher, ClockDomain::Sm)
+        .metric("bytes_per_clk", "B/clk", Better::Higher, ClockDomain::Sm)
+        .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm)
 }
 
 /// One benchmark over several launch shapes; with `all_metrics` one shape reports the three
