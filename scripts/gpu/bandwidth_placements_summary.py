@@ -1,33 +1,19 @@
 """Summary of scripts/gpu/bandwidth-placements.sh: bandwidth against the peak, and the
 run-to-run spread of atomics at 32 and 256 placements."""
-import glob, json, os, statistics, sys
+import glob, os, statistics, sys
+
+from results_io import load, medians
 
 R = sys.argv[1]
 print(open(os.path.join(R, "card.txt")).read().strip())
 
-def load(p):
-    try:
-        return json.load(open(p))
-    except Exception as e:
-        print(f"{p}: {e}")
-        return None
-
-def metrics(doc):
-    out = {}
-    for b in doc.get("benchmarks", []):
-        for m in b.get("metrics", []):
-            s = m.get("summary") or {}
-            if "median" in s:
-                out[f"{b['id']}:{m['name']}"] = (s["median"], m.get("unit", ""))
-    return out
-
 bw = load(os.path.join(R, "bw-full.json"))
 if bw:
-    ms = metrics(bw)
+    ms = medians(bw)
     print("\n== bandwidth (full profile) ==")
-    for k, (v, u) in ms.items():
+    for k, v in ms.items():
         if k.startswith(("dram/", "l2_bandwidth/", "stream/")):
-            print(f"{k:60s} {v:12.2f} {u}")
+            print(f"{k:60s} {v:12.2f}")
     for b in bw.get("benchmarks", []):
         if b["id"].startswith(("dram/", "l2_bandwidth/")) and "config" in (b.get("chosen") or {}):
             print(f"  chosen {b['id']}: {b['chosen'].get('config')}")
@@ -35,14 +21,14 @@ if bw:
 print("\n== atomics: run-to-run spread of run medians ==")
 for p in (32, 256):
     runs = [load(f) for f in sorted(glob.glob(os.path.join(R, f"atomics-p{p}-*.json")))]
-    runs = [metrics(r) for r in runs if r]
+    runs = [medians(r) for r in runs if r]
     if not runs:
         continue
     keys = sorted(set.intersection(*[set(r) for r in runs]))
     cvs = []
     print(f"-- {p} placements, {len(runs)} runs")
     for k in keys:
-        vals = [r[k][0] for r in runs]
+        vals = [r[k] for r in runs]
         mean = statistics.mean(vals)
         if mean == 0 or len(vals) < 2:
             continue

@@ -1,25 +1,11 @@
 """Summary table of scripts/gpu/validate.sh: bandwidth against the peak, kernel clock against
 NVML's, wall times, dissect facts."""
-import glob, json, os, statistics, sys
+import glob, os, statistics, sys
+
+from results_io import load, medians
 
 what, R = sys.argv[1], sys.argv[2]
 print(open(os.path.join(R, "card.txt")).read().strip())
-
-def load(p):
-    try:
-        return json.load(open(p))
-    except Exception as e:
-        print(f"{p}: {e}")
-        return None
-
-def medians(doc):
-    out = {}
-    for b in doc.get("benchmarks", []):
-        for m in b.get("metrics", []):
-            s = m.get("summary") or {}
-            if "median" in s:
-                out[f"{b['id']}:{m['name']}"] = s["median"]
-    return out
 
 KEYS = ["dram/copy:efficiency", "dram/scale:efficiency", "dram/add:efficiency", "dram/triad:efficiency",
         "dram/read:efficiency", "dram/write:efficiency", "dram/triad:bandwidth",
