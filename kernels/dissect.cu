@@ -127,6 +127,20 @@ extern "C" __global__ void dissect_hist_tlb(const u64* __restrict__ a, u64 warm_
     DISSECT_HIST_BODY(u64, 0ull, dissect_ld_cg64(a + j))
 }
 
+// The L2-path histogram chase on one chosen SM, so that a latency can be measured from every SM
+// in turn (an L2 or DRAM latency depends on where the SM sits). Launched as a grid of one-thread
+// blocks spread over every SM: the first block on `target_sm` to raise claims[target_sm] to
+// `launch` chases, every other block leaves at once. The chase starts at element `start`, so
+// that SMs chasing a footprint beyond the L2 from a cold start read different pages.
+extern "C" __global__ void dissect_hist_cg_sm(const u32* __restrict__ a, u32 start, u64 warm_steps, u64 steps,
+                                              u64* hist, gb_probe* p, u32* claims, u32 slots, u32 launch,
+                                              u32 target_sm) {
+    u32 sm = gb_smid();
+    if (sm >= slots || sm != target_sm) return;
+    if (atomicMax(claims + sm, launch) >= launch) return;
+    DISSECT_HIST_BODY(u32, start, gb_ld_cg(a + j))
+}
+
 // The timing bracket around no load: its cycles are the overhead in every recorded access.
 extern "C" __global__ void dissect_timer(u64 warm_steps, u64 steps, u64* hist, gb_probe* p) {
     DISSECT_HIST_BODY(u32, 1u, (j ^ (u32)i))

@@ -278,6 +278,7 @@ fn h100_and_h200_agree_on_every_confident_fact_but_the_l2_size() {
 struct Launches {
     device: DeviceInfo,
     checked: usize,
+    checked_on_sm: usize,
 }
 
 impl Backend for Launches {
@@ -291,10 +292,22 @@ impl Backend for Launches {
     fn chase(&mut self, req: &ChaseRequest) -> gpubench::Result<Point> {
         let l = launch::chase(&self.device, req, 1)?;
         self.checked += 1 + l.init.iter().count();
-        // Hits below one capacity, misses beyond: every stage that follows knees runs.
-        let lat = if req.footprint <= 64 << 10 { 40 } else { 300 };
+        // Hits below one capacity, misses beyond, and an L2 step at 32 MiB: every stage that
+        // follows knees runs.
+        let lat = match req.footprint {
+            f if f <= 64 << 10 => 40,
+            f if f <= 32 << 20 || req.path != SweepPath::Cg => 300,
+            _ => 700,
+        };
         let hist = Histogram::of_latencies(2, &vec![lat; req.steps as usize]);
         Ok(Point { x: req.footprint, steps: req.steps, mean_cycles: lat as f64, hist })
+    }
+    fn chase_on_sm(&mut self, req: &ChaseRequest, sm: u32, start: u64) -> gpubench::Result<Option<Point>> {
+        let slots = launch::fixed_capacity(&self.device, launch::Buf::Claims).unwrap() as u32;
+        let on = launch::OnSm { sm, start, slots, launch: sm + 1, cold: req.warm_steps == 0 };
+        launch::chase_on_sm(&self.device, req, on)?;
+        self.checked_on_sm += 1;
+        self.chase(req).map(Some)
     }
     fn trace(&mut self, req: &TraceRequest) -> gpubench::Result<Vec<u32>> {
         let l = launch::trace(&self.device, req, 1)?;
@@ -330,9 +343,10 @@ fn the_plan_for_an_h200_stays_inside_every_kernels_bounds() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dissect/h200-run1");
     let mut device = output::read_sweeps(&dir).unwrap().device;
     device.max_texture_elements = Some(1 << 27);
-    let mut b = Launches { device, checked: 0 };
+    let mut b = Launches { device, checked: 0, checked_on_sm: 0 };
     let sweeps = plan::run(&mut b, Options::DEFAULT, 0, None, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     assert!(b.checked > 1000, "{} launches", b.checked);
+    assert!(b.checked_on_sm >= 132, "{} one-SM chases: every SM of the H200 at least once", b.checked_on_sm);
     assert!(!sweeps.banks.is_empty() && !sweeps.const_divergence.is_empty(), "every stage ran");
     let tlb = sweeps.curves.iter().filter(|c| c.id.starts_with("tlb/")).count();
     assert!(tlb >= 10, "{tlb} TLB strides");
@@ -367,6 +381,10 @@ impl Backend for FailingAfter {
     fn chase(&mut self, req: &ChaseRequest) -> gpubench::Result<Point> {
         self.tick()?;
         self.inner.chase(req)
+    }
+    fn chase_on_sm(&mut self, req: &ChaseRequest, sm: u32, start: u64) -> gpubench::Result<Option<Point>> {
+        self.tick()?;
+        self.inner.chase_on_sm(req, sm, start)
     }
     fn trace(&mut self, req: &TraceRequest) -> gpubench::Result<Vec<u32>> {
         self.tick()?;

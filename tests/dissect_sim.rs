@@ -263,3 +263,35 @@ fn every_fact_has_a_confidence_and_a_method() {
     let names: std::collections::BTreeSet<&str> = d.facts.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names.len(), d.facts.len(), "fact names are unique");
 }
+
+/// An L2 or DRAM access takes longer from an SM farther from the L2: the latencies are the
+/// median over every SM, not the latency of the SM the one-block sweeps ran on (SM 0 here).
+#[test]
+fn l2_and_dram_latencies_are_medians_over_every_sm() {
+    let mut cfg = SimConfig::small("eight SMs");
+    cfg.identity.sm_count = 8;
+    cfg.sm_extra_cycles = (0..8).map(|sm| 4.0 * sm as f64).collect();
+    let (near, whole, dram, overhead) =
+        (cfg.l2_near.unwrap().hit_cycles, cfg.l2.hit_cycles, cfg.dram_cycles, cfg.timer_overhead);
+    let mut gpu = SimGpu::new(cfg);
+    let sweeps = plan::run(&mut gpu, Options::QUICK, 0, None, &mut |_| {}).expect("simulated run");
+    for id in ["every-sm/cg/near", "every-sm/cg/far", "every-sm/cg/dram"] {
+        let c = sweeps.curve(id).unwrap_or_else(|| panic!("{id} not measured"));
+        assert_eq!(c.points.iter().map(|p| p.x).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>(), "{id}");
+    }
+    let d = analyze(&sweeps);
+    // The median SM adds 14 cycles (SMs 3 and 4 add 12 and 16); SM 0 adds none.
+    let median_extra = 14.0;
+    for (name, planted) in [("l2.near.hit", near), ("l2.far.hit", whole), ("dram", dram)] {
+        let l = d.latencies.iter().find(|l| l.name == name).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(l.samples.len(), 8, "{name}: one value per SM");
+        let mut v = l.samples.clone();
+        v.sort_by(f64::total_cmp);
+        let median = 0.5 * (v[3] + v[4]);
+        let expected = planted + median_extra;
+        assert!((median - expected).abs() <= 0.03 * expected, "{name}: {median} vs {expected} (overhead {overhead})");
+        assert!(v[7] - v[0] > 20.0, "{name}: the SMs differ: {v:?}");
+    }
+    let row = d.rows.iter().find(|r| r.level == "L2 near").unwrap();
+    assert!(row.latency_from.as_deref().is_some_and(|s| s.starts_with("8 SMs")), "{row:?}");
+}

@@ -56,6 +56,11 @@ pub trait Backend {
     /// Runs a histogram chase; the point's `x` is the footprint.
     fn chase(&mut self, req: &ChaseRequest) -> Result<Point>;
 
+    /// Runs a histogram chase of the L2 path on SM `sm` alone, from byte offset `start` (a
+    /// multiple of the stride; the point's `x` is the footprint); `None` when no block of the
+    /// launch reached that SM. A chase without a warm lap starts with the L2 evicted.
+    fn chase_on_sm(&mut self, req: &ChaseRequest, sm: u32, start: u64) -> Result<Option<Point>>;
+
     /// Runs a per-access trace and returns each recorded access's cycles.
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>>;
 

@@ -160,20 +160,23 @@ pub enum Axis {
     Footprint,
     /// Stride in bytes, footprint fixed.
     Stride,
+    /// SM id, footprint and stride fixed: one chase from each SM in turn.
+    Sm,
 }
 
 /// A sweep: latency histograms along one axis.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Curve {
-    /// "size/ca", "stride/cg", "tlb/stride=2MiB", "carveout=50/ca", "trace-capacity/ca".
+    /// "size/ca", "stride/cg", "tlb/stride=2MiB", "carveout=50/ca", "trace-capacity/ca",
+    /// "every-sm/cg/near".
     pub id: String,
     /// Load path.
     pub path: Path,
     /// What varies.
     pub axis: Axis,
-    /// Stride of a footprint sweep, bytes (0 for a stride sweep).
+    /// Stride of a footprint or SM sweep, bytes (0 for a stride sweep).
     pub stride_bytes: u64,
-    /// Footprint of a stride sweep, bytes (0 for a footprint sweep).
+    /// Footprint of a stride or SM sweep, bytes (0 for a footprint sweep).
     pub footprint_bytes: u64,
     /// Preferred shared-memory carveout the kernel ran with, percent, if set.
     #[serde(default)]

@@ -32,6 +32,8 @@ pub struct GpuBackend<'g> {
     hist: CudaSlice<u64>,
     out: CudaSlice<u16>,
     max_cycles: CudaSlice<u64>,
+    claims: CudaSlice<u32>,
+    claim_launch: u32,
     probe: Probe,
     clock: Probe,
 }
@@ -62,6 +64,9 @@ impl<'g> GpuBackend<'g> {
             hist: gpu.alloc_zeros::<u64>(HIST_BINS, "the latency histogram")?,
             out: gpu.alloc_zeros::<u16>(device.max_trace_steps as usize, "the trace record")?,
             max_cycles: gpu.alloc_zeros::<u64>(1, "the max-cycles counter")?,
+            claims: gpu
+                .alloc_zeros::<u32>(crate::measure::per_sm::slots_for(gpu.identity()) as usize, "the per-SM claims")?,
+            claim_launch: 0,
             probe: Probe::new(gpu)?,
             clock: Probe::new(gpu)?,
             device,
@@ -94,6 +99,7 @@ impl<'g> GpuBackend<'g> {
             Buf::Hist => self.hist.len() as u64,
             Buf::Trace => self.out.len() as u64,
             Buf::MaxCycles => self.max_cycles.len() as u64,
+            Buf::Claims => self.claims.len() as u64,
             Buf::Probe | Buf::Clock => 1,
         }
     }
@@ -136,6 +142,7 @@ impl<'g> GpuBackend<'g> {
         let grid_dim = match l.grid {
             Grid::One => (1, 1, 1),
             Grid::Full => full_grid(self.gpu.identity(), l.block).grid_dim,
+            Grid::Claims => crate::placement::claim_grid(self.gpu.identity()).grid_dim,
         };
         let cfg = LaunchConfig { grid_dim, block_dim: (l.block, 1, 1), shared_mem_bytes: l.dynamic_smem };
         let u32s: Vec<u32> = l.args.iter().filter_map(|a| if let Arg::U32(v) = a { Some(*v) } else { None }).collect();
@@ -155,6 +162,7 @@ impl<'g> GpuBackend<'g> {
                 Arg::Buf(Buf::Hist) => b.arg(&self.hist),
                 Arg::Buf(Buf::Trace) => b.arg(&self.out),
                 Arg::Buf(Buf::MaxCycles) => b.arg(&self.max_cycles),
+                Arg::Buf(Buf::Claims) => b.arg(&self.claims),
                 Arg::Buf(Buf::Probe) => b.arg(self.probe.buffer()),
                 Arg::Buf(Buf::Clock) => b.arg(self.clock.buffer()),
             };
@@ -293,6 +301,23 @@ impl Backend for GpuBackend<'_> {
         }
         let (hist, cycles, count) = self.read_hist()?;
         Ok(Point { x: req.footprint, steps: req.steps, mean_cycles: cycles as f64 / count.max(1) as f64, hist })
+    }
+
+    fn chase_on_sm(&mut self, req: &ChaseRequest, sm: u32, start: u64) -> Result<Option<Point>> {
+        self.claim_launch += 1;
+        let cold = req.warm_steps == 0;
+        let on = launch::OnSm { sm, start, slots: self.claims.len() as u32, launch: self.claim_launch, cold };
+        let plan = launch::chase_on_sm(&self.device, req, on)?;
+        self.reset()?;
+        for l in plan.init.iter().chain(plan.flush.iter()) {
+            self.run(l)?;
+        }
+        self.run(&plan.hist)?;
+        let (hist, cycles, count) = self.read_hist()?;
+        if count == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Point { x: req.footprint, steps: req.steps, mean_cycles: cycles as f64 / count as f64, hist }))
     }
 
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>> {

@@ -120,8 +120,12 @@ pub fn summary_table(d: &Dissection) -> Table {
             Cell::new(bytes(r.fetch_bytes)).set_alignment(CellAlignment::Right),
             Cell::new(opt(r.sets)).set_alignment(CellAlignment::Right),
             Cell::new(opt(r.ways)).set_alignment(CellAlignment::Right),
-            Cell::new(r.latency_cycles.map(format_value).unwrap_or_else(|| "-".into()))
-                .set_alignment(CellAlignment::Right),
+            Cell::new(match (r.latency_cycles, &r.latency_from) {
+                (Some(v), Some(from)) => format!("{} ({from})", format_value(v)),
+                (Some(v), None) => format_value(v),
+                (None, _) => "-".into(),
+            })
+            .set_alignment(CellAlignment::Right),
             Cell::new(r.policy.clone().unwrap_or_default()),
             Cell::new(r.mapping.clone().unwrap_or_default()),
         ]);

@@ -30,7 +30,19 @@ pub fn write_all(dir: &FsPath, sweeps: &Sweeps, d: &Dissection) -> Result<Vec<st
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut written = Vec::new();
     let overhead = sweeps.timer_overhead_cycles;
-    for c in sweeps.curves.iter().filter(|c| !c.id.starts_with("tlb/")) {
+    for c in sweeps.curves.iter().filter(|c| c.axis == Axis::Sm) {
+        let path = dir.join(file_name(&c.id));
+        let pts: Vec<(f64, f64)> = c.points.iter().map(|p| (p.x as f64, per_access(p, overhead))).collect();
+        let title = format!(
+            "{}: latency per SM, footprint {}, stride {} B",
+            c.id,
+            human(c.footprint_bytes as f64),
+            c.stride_bytes
+        );
+        table_plot(&path, &title, x_label(c.axis), &pts)?;
+        written.push(path);
+    }
+    for c in sweeps.curves.iter().filter(|c| !c.id.starts_with("tlb/") && c.axis != Axis::Sm) {
         let path = dir.join(file_name(&c.id));
         let knees = d.marks.iter().find(|m| m.id == c.id).map(|m| m.knees.clone()).unwrap_or_default();
         curve_plot(&path, c, &knees, overhead)?;
@@ -82,6 +94,7 @@ fn x_label(axis: Axis) -> &'static str {
     match axis {
         Axis::Footprint => "footprint (bytes)",
         Axis::Stride => "stride (bytes)",
+        Axis::Sm => "SM",
     }
 }
 
@@ -99,7 +112,7 @@ fn curve_plot(path: &FsPath, c: &Curve, knees: &[(u64, String)], overhead: f64) 
     let (_, y1) = bounds(pts.iter().map(|p| p.1));
     let title = match c.axis {
         Axis::Footprint => format!("{}: latency vs footprint, stride {} B", c.id, c.stride_bytes),
-        Axis::Stride => format!("{}: latency vs stride, footprint {} B", c.id, c.footprint_bytes),
+        Axis::Stride | Axis::Sm => format!("{}: latency vs stride, footprint {} B", c.id, c.footprint_bytes),
     };
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))

@@ -24,7 +24,9 @@ pub struct FactVerdict {
 
 /// Compares the facts of the newest run of each side. Facts only the new run has are not
 /// judged; a baseline fact the new run did not infer is INCONCLUSIVE when the new run inferred
-/// any facts at all (otherwise the run simply did not dissect the GPU).
+/// any facts at all (otherwise the run simply did not dissect the GPU), unless the baseline had
+/// not established it either (confidence below the floor): a guess that one run makes and the
+/// next does not is not evidence of a change.
 pub(crate) fn compare_facts(old: &[Fact], new: &[Fact], rule: &Rule) -> Vec<FactVerdict> {
     old.iter()
         .filter_map(|o| {
@@ -33,6 +35,15 @@ pub(crate) fn compare_facts(old: &[Fact], new: &[Fact], rule: &Rule) -> Vec<Fact
                 return None;
             }
             let (verdict, reason) = match n {
+                None if o.confidence < rule.min_fact_confidence => (
+                    Verdict::Pass,
+                    format!(
+                        "not established on either side (baseline {} at confidence {:.2} < {:.2}, not inferred by the new run)",
+                        show(&o.value, &o.unit),
+                        o.confidence,
+                        rule.min_fact_confidence
+                    ),
+                ),
                 None => (Verdict::Inconclusive, "not inferred by the new run".to_string()),
                 Some(n) if same(&o.value, &n.value) => {
                     (Verdict::Pass, format!("unchanged: {}", show(&o.value, &o.unit)))
@@ -111,6 +122,7 @@ mod tests {
             fact("l1.policy", FactValue::Text("lru".into()), 0.5),
             fact("tlb.reach", FactValue::Number(1.0), 0.99),
             fact("l1.ways", FactValue::Number(4.0), 0.95),
+            fact("tlb.l2.entries", FactValue::Number(24.0), 0.47),
         ];
         let new = [
             fact("l2.size_bytes", FactValue::Number(62_914_560.0), 0.97),
@@ -121,11 +133,19 @@ mod tests {
         let v = compare_facts(&old, &new, &rule);
         let verdicts: Vec<Verdict> = v.iter().map(|f| f.verdict).collect();
         // equal; changed and sure; changed, unsure on both sides (two guesses); missing;
-        // changed, sure before and unsure now
+        // changed, sure before and unsure now; missing, but never established
         assert_eq!(
             verdicts,
-            [Verdict::Pass, Verdict::Regressed, Verdict::Pass, Verdict::Inconclusive, Verdict::Inconclusive]
+            [
+                Verdict::Pass,
+                Verdict::Regressed,
+                Verdict::Pass,
+                Verdict::Inconclusive,
+                Verdict::Inconclusive,
+                Verdict::Pass
+            ]
         );
+        assert!(v[5].reason.contains("not inferred by the new run"), "{}", v[5].reason);
         assert_eq!(v[1].reason, "changed: 128 bytes -> 64 bytes");
         assert!(v[2].reason.starts_with("not established on either side"), "{}", v[2].reason);
         assert!(compare_facts(&old, &[], &rule).is_empty());

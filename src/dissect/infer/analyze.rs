@@ -32,6 +32,9 @@ pub struct Row {
     pub ways: Option<u64>,
     /// Hit latency, cycles.
     pub latency_cycles: Option<f64>,
+    /// Where the latency comes from when it is a median over SMs: "132 SMs: 270 to 300".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_from: Option<String>,
     /// Replacement policy.
     pub policy: Option<String>,
     /// Set mapping.
@@ -335,25 +338,48 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
         let near_bytes = answer(d, "l2.near.size_bytes", &near);
         let far_bytes = answer(d, "l2.far.size_bytes", &far);
         let whole_bytes = answer(d, "l2.size_bytes", &whole);
-        let near_hit = median(&fit.near_samples);
-        if !fit.near_samples.is_empty() {
-            d.latencies.push(LatencySamples { name: "l2.near.hit".into(), samples: fit.near_samples.clone() });
+        // Latencies from every SM where the run measured them (one value per SM), else the
+        // single-SM sweep's (one value per plateau point).
+        let samples = |level: l2::SmLevel, single: &[f64]| -> (Vec<f64>, Option<String>) {
+            let per_sm = sweeps
+                .curve(&level.curve_id())
+                .map(|c| l2::per_sm_latencies(c, &fit, level, overhead))
+                .filter(|v| !v.is_empty());
+            match per_sm {
+                Some(v) => {
+                    let values: Vec<f64> = v.iter().map(|p| p.1).collect();
+                    let (lo, hi) =
+                        values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(*x), b.max(*x)));
+                    (values.clone(), Some(format!("{} SMs: {lo:.0} to {hi:.0}", values.len())))
+                }
+                None => (single.to_vec(), None),
+            }
+        };
+        let (near_samples, near_spread) = samples(l2::SmLevel::Near, &fit.near_samples);
+        let (far_samples, far_spread) = samples(l2::SmLevel::Far, &fit.far_samples);
+        let (dram_samples, dram_spread) = samples(l2::SmLevel::Dram, &fit.dram_samples);
+        let near_hit = median(&near_samples);
+        if !near_samples.is_empty() {
+            d.latencies.push(LatencySamples { name: "l2.near.hit".into(), samples: near_samples.clone() });
         }
         rows.push(Row {
             level: "L2 near".into(),
             size_bytes: near_bytes,
             latency_cycles: near_hit,
+            latency_from: near_spread,
             fetch_bytes,
             ..Row::default()
         });
-        if !fit.far_samples.is_empty() {
-            d.latencies.push(LatencySamples { name: "l2.far.hit".into(), samples: fit.far_samples.clone() });
-            let far_hit = median(&fit.far_samples);
+        if !far_samples.is_empty() {
+            d.latencies.push(LatencySamples { name: "l2.far.hit".into(), samples: far_samples.clone() });
+            let far_hit = median(&far_samples);
+            let over = far_hit.zip(near_hit).map(|(f, n)| format!("+{:.0} cycles over near", f - n));
             rows.push(Row {
                 level: "L2 far".into(),
                 size_bytes: far_bytes,
                 latency_cycles: far_hit,
-                mapping: far_hit.zip(near_hit).map(|(f, n)| format!("+{:.0} cycles over near", f - n)),
+                latency_from: far_spread,
+                mapping: over,
                 policy: fit.far.as_ref().map(|s| format!("serves {:.0}% beyond the near step", 100.0 * s.plateau)),
                 fetch_bytes,
                 ..Row::default()
@@ -362,9 +388,10 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
         if whole_bytes.is_some() && whole_bytes != near_bytes {
             rows.push(Row { level: "L2 (whole)".into(), size_bytes: whole_bytes, ..Row::default() });
         }
-        if !fit.dram_samples.is_empty() {
-            d.latencies.push(LatencySamples { name: "dram".into(), samples: fit.dram_samples.clone() });
-            rows.push(Row { level: "DRAM".into(), latency_cycles: median(&fit.dram_samples), ..Row::default() });
+        if !dram_samples.is_empty() {
+            let latency_cycles = median(&dram_samples);
+            d.latencies.push(LatencySamples { name: "dram".into(), samples: dram_samples });
+            rows.push(Row { level: "DRAM".into(), latency_cycles, latency_from: dram_spread, ..Row::default() });
         }
     }
     // L2 misses of the cold traces: slower than the L2's own hits in its size sweep.

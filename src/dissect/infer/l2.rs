@@ -302,6 +302,91 @@ pub fn answers(fit: &L2Fit, id: &str, reported_bytes: u64) -> (Answer, Answer, A
     (near, far, whole)
 }
 
+/// An L2 level measured from every SM: its name in the every-SM curves' ids
+/// (`every-sm/cg/<name>`) and the latency fact it gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmLevel {
+    /// Near-partition hits.
+    Near,
+    /// Far-partition hits.
+    Far,
+    /// DRAM.
+    Dram,
+}
+
+impl SmLevel {
+    /// All three, in the order the plan measures them.
+    pub const ALL: [SmLevel; 3] = [SmLevel::Near, SmLevel::Far, SmLevel::Dram];
+
+    /// "near", "far", "dram".
+    pub fn label(self) -> &'static str {
+        match self {
+            SmLevel::Near => "near",
+            SmLevel::Far => "far",
+            SmLevel::Dram => "dram",
+        }
+    }
+
+    /// The id of the every-SM curve of this level.
+    pub fn curve_id(self) -> String {
+        format!("every-sm/cg/{}", self.label())
+    }
+}
+
+/// The footprints at which every SM measures the L2 latencies, from the single-SM sweep's fit:
+/// for the near level the near-plateau point nearest an eighth of where the near share starts
+/// to fall (deep inside the plateau, and a short warm lap); for the far level the point with
+/// the highest far share; for DRAM the largest footprint, where DRAM serves (almost) every
+/// access. A level the sweep does not show has no footprint.
+pub fn every_sm_footprints(fit: &L2Fit) -> Vec<(SmLevel, u64)> {
+    let mut out = Vec::new();
+    let plateau = fit.near.as_ref().map(|s| s.plateau).unwrap_or(1.0);
+    let near: Vec<u64> = fit.shares.iter().filter(|s| s.1 >= FULL * plateau).map(|s| s.0).collect();
+    let target = match &fit.near {
+        Some(s) => s.fall_start / 8.0,
+        None => near.get(near.len() / 2).copied().unwrap_or(0) as f64,
+    };
+    let nearest = near.iter().copied().min_by(|a, b| {
+        let d = |x: u64| ((x as f64).ln() - target.max(1.0).ln()).abs();
+        d(*a).total_cmp(&d(*b))
+    });
+    if let Some(x) = nearest {
+        out.push((SmLevel::Near, x));
+    }
+    if fit.far_seen
+        && let Some(s) = fit.shares.iter().max_by(|a, b| a.2.total_cmp(&b.2))
+    {
+        out.push((SmLevel::Far, s.0));
+    }
+    if let Some(s) = fit.shares.last().filter(|s| s.1 + s.2 <= 0.02) {
+        out.push((SmLevel::Dram, s.0));
+    }
+    out
+}
+
+/// Each SM's latency of `level` from its every-SM curve, overhead removed: the median of its
+/// near hits (under the fit's near bound, where they are at least half the accesses), of its
+/// far hits (between the near bound and the DRAM floor, where they are at least
+/// [`MIN_FAR_SHARE`]), or of all its accesses for DRAM.
+pub fn per_sm_latencies(curve: &Curve, fit: &L2Fit, level: SmLevel, overhead: f64) -> Vec<(u64, f64)> {
+    curve
+        .points
+        .iter()
+        .filter_map(|p| {
+            let h = &p.hist;
+            let m = match level {
+                SmLevel::Near if share_between(h, 0.0, fit.near_bound) >= 0.5 => h.median_between(0.0, fit.near_bound),
+                SmLevel::Far if share_between(h, fit.near_bound, fit.floor) >= MIN_FAR_SHARE => {
+                    h.median_between(fit.near_bound, fit.floor)
+                }
+                SmLevel::Dram => h.median_between(0.0, f64::INFINITY),
+                _ => None,
+            }?;
+            Some((p.x, m - overhead))
+        })
+        .collect()
+}
+
 /// Brackets of the L2 steps wider than `resolution` (relative), for the plan to refine.
 pub fn zoom_brackets(curve: &Curve, overhead: f64, resolution: f64) -> Vec<(u64, u64)> {
     let Some(f) = fit(curve, overhead) else { return Vec::new() };

@@ -50,6 +50,7 @@ pub fn fixed_capacity(device: &DeviceInfo, buf: Buf) -> Option<u64> {
         Buf::Hist => Some(HIST_BINS as u64),
         Buf::Trace => Some(device.max_trace_steps),
         Buf::Probe | Buf::Clock | Buf::MaxCycles => Some(1),
+        Buf::Claims => Some(crate::measure::per_sm::slots_for(&device.identity) as u64),
         Buf::Chase | Buf::Chase64 | Buf::Flush => None,
     }
 }

@@ -2,7 +2,8 @@
 //! free memory, constant memory), and the loop that runs them on any [`Backend`].
 //!
 //! Order: timer overhead; stride sweeps (fetch granularity of each path); footprint sweeps at
-//! that granularity, refined around every knee; per-access traces of the L1-like paths (their
+//! that granularity, refined around every knee; the L2 and DRAM latencies from every SM
+//! ([`every_sm`]); per-access traces of the L1-like paths (their
 //! capacity with the trace kernel's shared memory, the line, the sets); cold L2 traces; TLB
 //! sweeps at strides 64 KiB .. 256 MiB; the L1 capacity under preferred carveouts; the shared
 //! memory stride table; the constant caches.
@@ -11,6 +12,7 @@
 //! [`MAX_L1_CARVEOUT`]: the L1 and shared memory share one array, and without a preference the
 //! driver may give a kernel that uses a little shared memory a small L1.
 
+mod every_sm;
 mod points;
 
 pub use points::{geometric, granularity_of, miss_window};
@@ -79,9 +81,10 @@ pub struct Progress {
 }
 
 /// Stage names, in order.
-pub const STAGES: [&str; 8] = [
+pub const STAGES: [&str; 9] = [
     "stride sweeps",
     "footprint sweeps",
+    "every-SM latencies",
     "L1-path traces",
     "cold L2 traces",
     "TLB",
@@ -151,18 +154,20 @@ impl<B: Backend> Runner<'_, B> {
         self.stage = 1;
         self.footprint_sweeps()?;
         self.stage = 2;
+        self.every_sm()?;
+        self.stage = 3;
         for path in [Path::Ca, Path::Nc, Path::Tex] {
             self.l1_traces(path)?;
         }
-        self.stage = 3;
-        self.cold_traces()?;
         self.stage = 4;
-        self.tlb()?;
+        self.cold_traces()?;
         self.stage = 5;
-        self.carveouts()?;
+        self.tlb()?;
         self.stage = 6;
-        self.banks()?;
+        self.carveouts()?;
         self.stage = 7;
+        self.banks()?;
+        self.stage = 8;
         self.constant()
     }
 

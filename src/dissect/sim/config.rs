@@ -60,6 +60,9 @@ pub struct SimConfig {
     pub jitter: f64,
     /// Probability of a stray slow access.
     pub outlier_rate: f64,
+    /// Cycles an L2 or DRAM access from SM `i` adds (how far the SM sits from the L2); an SM
+    /// beyond the list adds none. The plan's ordinary chases run on SM 0.
+    pub sm_extra_cycles: Vec<f64>,
 }
 
 impl SimConfig {
@@ -159,6 +162,7 @@ impl SimConfig {
             timer_overhead: 6.0,
             jitter: 0.02,
             outlier_rate: 1e-4,
+            sm_extra_cycles: Vec::new(),
         }
     }
 }

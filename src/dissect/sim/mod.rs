@@ -34,6 +34,8 @@ pub struct SimGpu {
     tlbs: Vec<Cache>,
     constant: Vec<Cache>,
     rng: u64,
+    /// The SM the current request runs on.
+    sm: usize,
 }
 
 /// What one access cost, and how much its latency varies.
@@ -63,6 +65,7 @@ impl SimGpu {
             tlbs: cfg.tlbs.iter().map(|(g, _)| Cache::new(*g, 29)).collect(),
             constant: cfg.constant.iter().map(|l| Cache::new(l.geom, 31)).collect(),
             rng: 0x9E37_79B9_7F4A_7C15,
+            sm: 0,
             device,
             cfg,
         }
@@ -100,7 +103,7 @@ impl SimGpu {
 
     /// An access that missed the L1-like caches: cycles and whether DRAM served it.
     fn beyond_l1(&mut self, addr: u64) -> (f64, bool) {
-        let tlb = self.translate(addr);
+        let tlb = self.translate(addr) + self.cfg.sm_extra_cycles.get(self.sm).copied().unwrap_or(0.0);
         if let (Some((near, far)), Some(p)) = (&mut self.partitions, self.cfg.l2_partitions) {
             let line = addr / p.partition.line;
             let (cycles, dram) = if near.access(addr) {
@@ -250,8 +253,13 @@ impl SimGpu {
     }
 
     fn run(&mut self, path: Path, footprint: u64, stride: u64, warm: u64, steps: u64) -> Vec<u32> {
+        self.run_from(path, footprint, stride, 0, warm, steps)
+    }
+
+    /// A chase from visit `first` of the lap.
+    fn run_from(&mut self, path: Path, footprint: u64, stride: u64, first: u64, warm: u64, steps: u64) -> Vec<u32> {
         let lap = footprint / stride;
-        let mut k = 0u64;
+        let mut k = first % lap.max(1);
         for _ in 0..warm {
             self.access(path, Self::visit(path, k, stride));
             k = (k + 1) % lap;
@@ -292,6 +300,29 @@ impl Backend for SimGpu {
             mean_cycles: mean,
             hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
         })
+    }
+
+    fn chase_on_sm(&mut self, req: &ChaseRequest, sm: u32, start: u64) -> Result<Option<Point>> {
+        let slots = launch::fixed_capacity(&self.device, launch::Buf::Claims).unwrap_or(0) as u32;
+        let cold = req.warm_steps == 0;
+        launch::chase_on_sm(&self.device, req, launch::OnSm { sm, start, slots, launch: 1, cold })?;
+        if sm >= self.device.identity.sm_count {
+            return Ok(None);
+        }
+        self.launch(req.path, req.footprint, req.stride, None)?;
+        if cold {
+            self.l2_flush();
+        }
+        self.sm = sm as usize;
+        let lat = self.run_from(req.path, req.footprint, req.stride, start / req.stride, req.warm_steps, req.steps);
+        self.sm = 0;
+        let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
+        Ok(Some(Point {
+            x: req.footprint,
+            steps: req.steps,
+            mean_cycles: mean,
+            hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
+        }))
     }
 
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>> {
