@@ -16,6 +16,7 @@
 //! [[verdict.metric]]      # first match wins; the pattern is a regex on "<benchmark>:<metric>"
 //! match = "latency/.*/32MiB:"
 //! threshold = 0.10
+//! gpu_class = "nvidia-h200"  # optional: only for GPU classes whose key contains this
 //!
 //! [baseline]
 //! dir = "baselines"       # relative to this file
@@ -91,6 +92,7 @@ struct MetricSection {
     noise_factor: Option<f64>,
     card_spread: Option<f64>,
     run_spread: Option<f64>,
+    gpu_class: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -140,6 +142,7 @@ impl Config {
             let mut o = MetricOverride::new(&m.pattern, m.threshold, m.noise_factor).map_err(bad)?;
             o.card_spread = m.card_spread;
             o.run_spread = m.run_spread;
+            o.gpu_class = m.gpu_class;
             overrides.push(o);
         }
         let rule = Rule {

@@ -79,6 +79,7 @@ pub fn check_comparable(
 pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<Comparison> {
     rule.validate().map_err(Error::Usage)?;
     let (old_run, new_run) = (baseline.newest()?, candidate.newest()?);
+    let rule = &rule.for_class(&old_run.gpu.class_key().slug());
     let old_series = series::collect(baseline.runs);
     let new_series = series::collect(candidate.runs);
     let new_index: BTreeMap<(&str, &str), &MetricSeries> =

@@ -83,6 +83,10 @@ pub struct MetricOverride {
     /// baseline of one or a few runs cannot show how far runs of this metric stray.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_spread: Option<f64>,
+    /// Applies only to GPU classes whose key ("nvidia-h200-cc90-132sm-140gib") contains this;
+    /// `None` applies to every class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_class: Option<String>,
     #[serde(skip)]
     regex: Option<Regex>,
 }
@@ -98,6 +102,7 @@ impl MetricOverride {
             noise_factor,
             card_spread: None,
             run_spread: None,
+            gpu_class: None,
             regex: Some(regex),
         })
     }
@@ -125,6 +130,14 @@ impl Default for Rule {
 }
 
 impl Rule {
+    /// The rule for comparisons of the GPU class `class_key`: without the overrides that name
+    /// another class.
+    pub fn for_class(&self, class_key: &str) -> Rule {
+        let mut r = self.clone();
+        r.overrides.retain(|o| o.gpu_class.as_deref().is_none_or(|c| class_key.contains(c)));
+        r
+    }
+
     /// Threshold and noise factor for the metric `key` ("<benchmark id>:<metric>").
     pub fn for_metric(&self, key: &str) -> (f64, f64) {
         let mut threshold = self.threshold;
@@ -219,6 +232,15 @@ mod tests {
         rule.overrides.push(MetricOverride::new("latency/.*/32MiB:", Some(0.1), None).unwrap());
         rule.overrides.push(MetricOverride::new("latency/", Some(0.05), Some(4.0)).unwrap());
         assert_eq!(rule.for_metric("latency/ca/32MiB:cycles_per_access"), (0.1, 1.0));
+        let mut h200 = MetricOverride::new("latency/ca/64MiB:", Some(0.2), None).unwrap();
+        h200.gpu_class = Some("nvidia-h200".into());
+        let mut classed = rule.clone();
+        classed.overrides.insert(0, h200);
+        assert_eq!(classed.for_class("nvidia-h200-cc90-132sm-140gib").for_metric("latency/ca/64MiB:x"), (0.2, 1.0));
+        assert_eq!(
+            classed.for_class("nvidia-h100-80gb-hbm3-cc90-132sm-79gib").for_metric("latency/ca/64MiB:x"),
+            (0.05, 4.0)
+        );
         assert_eq!(rule.for_metric("latency/ca/64MiB:cycles_per_access"), (0.05, 4.0));
         assert_eq!(rule.for_metric("stream/copy:bandwidth"), (0.02, 1.0));
         assert!(rule.validate().is_ok());
