@@ -278,6 +278,12 @@ impl SimGpu {
     }
 }
 
+/// The histogram point of a chase whose accesses took `lat` cycles.
+fn point(req: &ChaseRequest, lat: &[u32]) -> Point {
+    let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
+    Point { x: req.footprint, steps: req.steps, mean_cycles: mean, hist: Histogram::of_latencies(HIST_BIN_CYCLES, lat) }
+}
+
 impl Backend for SimGpu {
     fn device(&self) -> &DeviceInfo {
         &self.device
@@ -293,13 +299,7 @@ impl Backend for SimGpu {
         let ways = if req.path == Path::Ca { self.carveout_ways(req.carveout_percent) } else { None };
         self.launch(req.path, req.footprint, req.stride, ways)?;
         let lat = self.run(req.path, req.footprint, req.stride, req.warm_steps, req.steps);
-        let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
-        Ok(Point {
-            x: req.footprint,
-            steps: req.steps,
-            mean_cycles: mean,
-            hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
-        })
+        Ok(point(req, &lat))
     }
 
     fn chase_on_sm(&mut self, req: &ChaseRequest, sm: u32, start: u64) -> Result<Option<Point>> {
@@ -316,13 +316,7 @@ impl Backend for SimGpu {
         self.sm = sm as usize;
         let lat = self.run_from(req.path, req.footprint, req.stride, start / req.stride, req.warm_steps, req.steps);
         self.sm = 0;
-        let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
-        Ok(Some(Point {
-            x: req.footprint,
-            steps: req.steps,
-            mean_cycles: mean,
-            hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
-        }))
+        Ok(Some(point(req, &lat)))
     }
 
     fn trace(&mut self, req: &TraceRequest) -> Result<Vec<u32>> {
