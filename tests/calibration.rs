@@ -255,13 +255,14 @@ fn current_code_h100_cards_meet_the_class_targets() {
     at_least(c.same_card.as_ref().unwrap(), MetricClass::Bandwidth, 0.03, 0.85, "same card");
 }
 
-/// Current-code default runs of three H200 cards measured on one day. Their DRAM latencies
+/// Current-code default runs of four H200 cards measured on one day. Their DRAM latencies
 /// fall in two groups 3.5 % apart (gpubench.toml, the H200 `card_spread` of DRAM latencies):
-/// without that floor, leaving `GPU-d68cd735` out gives 8 REGRESSED. Two other overrides were
-/// measured on H200 runs that include these (l2_bandwidth/private per SM, coalescing:misaligned).
+/// without that floor, leaving `GPU-d68cd735` out of the first three cards gave 8 REGRESSED.
+/// Three H200 overrides were measured on runs that include these (l2_bandwidth full-grid and
+/// private reads, coalescing:misaligned), so for those metrics this is in-sample.
 #[test]
 fn current_code_h200_cards_raise_no_false_alarm() {
-    let c = several_cards(root().join(H200).join("runs-three-cards-2026-11-24.tar.gz"), 3, 5);
+    let c = several_cards(root().join(H200).join("runs-four-cards-2026-11-24.tar.gz"), 4, 7);
     let class = c.class.as_ref().unwrap();
     at_least(class, MetricClass::Instructions, 0.05, 0.9, "class");
     at_least(class, MetricClass::SharedMemory, 0.05, 0.9, "class");
