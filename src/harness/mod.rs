@@ -113,6 +113,13 @@ impl Bench {
         self
     }
 
+    /// Records the number of placements of the benchmark's targets when it is not
+    /// [`crate::placement::DEFAULT_PLACEMENTS`] (`GPUBENCH_PLACEMENTS` changed it): such a run
+    /// is not comparable with default runs, and history keeps its series apart.
+    pub fn placements(self, count: u64) -> Self {
+        if count == crate::placement::DEFAULT_PLACEMENTS { self } else { self.param("placements", count) }
+    }
+
     /// Records a setting that a run-time search chose (and the search itself). Unlike
     /// [`Bench::param`], it does not decide whether two runs are comparable: a searched benchmark
     /// reports the best configuration's result, whichever configuration that was.

@@ -213,6 +213,20 @@ mod tests {
     }
 
     #[test]
+    fn only_a_changed_placement_count_is_a_parameter() {
+        let default = build_result(
+            "atomics",
+            &bench().placements(crate::placement::DEFAULT_PLACEMENTS),
+            &[],
+            1980.0,
+            ThrottlePolicy::Normalize,
+        );
+        assert!(!default.params.contains_key("placements"), "{:?}", default.params);
+        let wide = build_result("atomics", &bench().placements(4096), &[], 1980.0, ThrottlePolicy::Normalize);
+        assert_eq!(wide.params.get("placements"), Some(&serde_json::json!(4096)));
+    }
+
+    #[test]
     fn a_ramping_clock_moves_the_raw_value_but_not_the_normalised_one() {
         // 287 cycles per access at 990, 1485 and 1980 MHz
         let m: Vec<MeasuredSample> =

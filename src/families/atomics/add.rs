@@ -127,6 +127,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             .param("threads", threads)
             .param("words", words)
             .param("atomics_per_thread", iters_per_thread)
+            .placements(target.count)
             .metric("ops_per_s", "op/s", crate::results::Better::Higher, crate::results::ClockDomain::Sm)
             .metric("ops_per_clock", "op/clk", crate::results::Better::Higher, crate::results::ClockDomain::Sm)
             .kernels(&[&compiled.provenance]);

@@ -8,7 +8,7 @@ use crate::device::EventTimer;
 use crate::error::{CudaResultExt, Result};
 use crate::harness::{Bench, Probe, Suite};
 use crate::measure::SampleSum;
-use crate::placement::{DEFAULT_PLACEMENTS, Placements};
+use crate::placement::{DEFAULT_PLACEMENTS, Placements, placement_count};
 use crate::results::{Better, ClockDomain};
 
 /// The `latency` benchmark.
@@ -31,6 +31,7 @@ pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let mut bench = Bench::new("latency")
         .param("ops_per_launch", LATENCY_OPS)
         .param("global_lines", LATENCY_LINES)
+        .placements(placement_count(DEFAULT_PLACEMENTS))
         .kernels(&[&ctx.compiled.provenance]);
     for (label, ..) in &runs {
         bench = bench.metric(*label, "cycles", Better::Lower, ClockDomain::Sm);

@@ -18,7 +18,7 @@ use crate::error::{CudaResultExt, Error, Result};
 use crate::families::full_grid;
 use crate::harness::{Bench, Probe, Suite};
 use crate::measure::SampleSum;
-use crate::placement::{DEFAULT_PLACEMENTS, Placements};
+use crate::placement::{DEFAULT_PLACEMENTS, Placements, placement_count};
 use crate::results::{Better, ClockDomain, KernelClock};
 
 /// Threads per block of the global-atomic kernels.
@@ -224,6 +224,7 @@ pub(super) fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], i
         });
     }
     let mut bench = Bench::new(name)
+        .placements(placement_count(DEFAULT_PLACEMENTS))
         .param("threads", ctx.threads)
         .param("threads_per_block", THREADS)
         .param("layout", if interleaved { "interleaved" } else { "consecutive" })
@@ -296,7 +297,10 @@ pub(super) fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
             });
         }
     }
-    let mut bench = Bench::new("types").param("threads", ctx.threads).kernels(&[&ctx.compiled.provenance]);
+    let mut bench = Bench::new("types")
+        .param("threads", ctx.threads)
+        .placements(placement_count(DEFAULT_PLACEMENTS))
+        .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
         bench = bench.metric(r.run.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm);
     }
@@ -362,7 +366,10 @@ pub(super) fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
             probe: Probe::new(gpu)?,
         });
     }
-    let mut bench = Bench::new("cas").param("threads", ctx.threads).kernels(&[&ctx.compiled.provenance]);
+    let mut bench = Bench::new("cas")
+        .param("threads", ctx.threads)
+        .placements(placement_count(DEFAULT_PLACEMENTS))
+        .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
         bench = bench
             .param(&format!("{}_successes_per_thread", r.label), r.iters)
