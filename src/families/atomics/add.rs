@@ -7,6 +7,7 @@
 
 use cudarc::driver::{CudaView, PushKernelArg};
 
+use super::batch;
 use crate::device::{EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::families::full_grid;
@@ -122,36 +123,45 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let timer = EventTimer::new(gpu.stream())?;
         let mask = pattern.mask();
         let ops_per_launch = threads * iters_per_thread as u64;
+        let launch = |gpu: &Gpu, target: &mut Placements<u32>, probe: &Probe| -> Result<()> {
+            let copy = target.next_view();
+            // SAFETY: atomic_add_u32(u32*, u32, u32, gb_probe*); every index < words, the
+            // length of each copy.
+            unsafe {
+                gpu.stream()
+                    .launch_builder(&f)
+                    .arg(&copy)
+                    .arg(&mask)
+                    .arg(&iters_per_thread)
+                    .arg(probe.buffer())
+                    .launch(cfg)
+            }
+            .cuda_context(|| "launching atomic_add_u32".into())?;
+            Ok(())
+        };
+        let min_us = batch::min_iteration_us();
+        let per_iteration = batch::choose(&timer, min_us, || launch(gpu, &mut target, &probe))?;
         let bench = Bench::new(name.clone())
             .param("pattern", pattern.label())
             .param("threads", threads)
             .param("words", words)
             .param("atomics_per_thread", iters_per_thread)
+            .param("iteration_us", min_us)
+            .chosen("launches_per_iteration", per_iteration)
             .placements(target.count)
             .metric("ops_per_s", "op/s", crate::results::Better::Higher, crate::results::ClockDomain::Sm)
             .metric("ops_per_clock", "op/clk", crate::results::Better::Higher, crate::results::ClockDomain::Sm)
             .kernels(&[&compiled.provenance]);
         suite.bench(bench, |gpu, iters| {
             probe.reset_counters(gpu)?;
+            let launches = iters * per_iteration;
             timer.start()?;
-            for _ in 0..iters {
-                let copy = target.next_view();
-                // SAFETY: atomic_add_u32(u32*, u32, u32, gb_probe*); every index < words, the
-                // length of each copy.
-                unsafe {
-                    gpu.stream()
-                        .launch_builder(&f)
-                        .arg(&copy)
-                        .arg(&mask)
-                        .arg(&iters_per_thread)
-                        .arg(probe.buffer())
-                        .launch(cfg)
-                }
-                .cuda_context(|| "launching atomic_add_u32".into())?;
+            for _ in 0..launches {
+                launch(gpu, &mut target, &probe)?;
             }
             let elapsed = timer.stop_ns()?;
             let clock = probe.read(gpu)?.clock();
-            let (per_s, per_clock) = rates((ops_per_launch * iters) as f64, elapsed, clock.and_then(|c| c.mhz()));
+            let (per_s, per_clock) = rates((ops_per_launch * launches) as f64, elapsed, clock.and_then(|c| c.mhz()));
             Ok(Sample::clocked(elapsed, vec![per_s, per_clock], clock))
         })?;
         // each copy received its own share of the launches, and its words wrap on their own

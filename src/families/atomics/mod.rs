@@ -5,6 +5,7 @@
 //!   dependent-chain latency and shared-memory atomics (`kernels/atomics_variants.cu`).
 
 pub mod add;
+pub mod batch;
 pub mod latency;
 pub mod shared;
 pub mod variants;

@@ -13,6 +13,7 @@
 use cudarc::driver::{CudaFunction, CudaView, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 
 use super::add::rates;
+use super::batch;
 use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::families::full_grid;
@@ -150,8 +151,24 @@ fn targets<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: u64, what: &str) -> Re
     Placements::new(gpu, n, DEFAULT_PLACEMENTS, what)
 }
 
-/// A timed global-atomic kernel: its arguments after the target, its ops per launch, and the
-/// target's copies (each launch uses the next one, so a sample averages over placements).
+/// Chooses the batch of every run ([`GlobalRun::choose_batch`]) for [`batch::min_iteration_us`];
+/// returns that minimum, µs.
+fn choose_batches<'a, T: DeviceRepr + 'a>(
+    runs: impl IntoIterator<Item = &'a mut GlobalRun<T>>,
+    gpu: &Gpu,
+    cfg: LaunchConfig,
+    timer: &EventTimer,
+) -> Result<u64> {
+    let min_us = batch::min_iteration_us();
+    for r in runs {
+        r.choose_batch(gpu, cfg, timer, min_us)?;
+    }
+    Ok(min_us)
+}
+
+/// A timed global-atomic kernel: its arguments after the target, its ops per launch, the
+/// target's copies (each launch uses the next one, so a sample averages over placements), and
+/// its launches per iteration ([`batch`]).
 struct GlobalRun<T> {
     label: String,
     f: CudaFunction,
@@ -160,10 +177,21 @@ struct GlobalRun<T> {
     arg: u32,
     iters: u32,
     probe: Probe,
+    batch: u64,
+    launches: u64,
 }
 
 impl<T: DeviceRepr> GlobalRun<T> {
+    /// Chooses the launches per iteration for at least `min_us` of GPU time ([`batch::choose`]).
+    fn choose_batch(&mut self, gpu: &Gpu, cfg: LaunchConfig, timer: &EventTimer, min_us: u64) -> Result<()> {
+        let iters = self.iters;
+        let batch = batch::choose(timer, min_us, || self.launch(gpu, cfg, iters))?;
+        self.batch = batch;
+        Ok(())
+    }
+
     fn launch(&mut self, gpu: &Gpu, cfg: LaunchConfig, iters: u32) -> Result<()> {
+        self.launches += 1;
         let target = self.target.next_view();
         // SAFETY: every global kernel of atomics_variants.cu takes (T*, u32, u32, gb_probe*) and
         // touches words below `words`, the length of each copy.
@@ -180,7 +208,7 @@ impl<T: DeviceRepr> GlobalRun<T> {
         Ok(())
     }
 
-    /// Ops per second and per SM clock over `iters` launches.
+    /// Ops per second and per SM clock over `iters` iterations of [`Self::batch`] launches.
     fn sample(
         &mut self,
         gpu: &Gpu,
@@ -190,14 +218,15 @@ impl<T: DeviceRepr> GlobalRun<T> {
         iters: u64,
     ) -> Result<(f64, [f64; 2], Option<KernelClock>)> {
         self.probe.set(gpu, 0)?;
+        let launches = iters * self.batch;
         timer.start()?;
-        for _ in 0..iters {
+        for _ in 0..launches {
             self.launch(gpu, cfg, self.iters)?;
         }
         let elapsed = timer.stop_ns()?;
         let clock = self.probe.read(gpu)?.clock();
         let (per_s, per_clk) =
-            rates((threads * self.iters as u64 * iters) as f64, elapsed, clock.and_then(|c| c.mhz()));
+            rates((threads * self.iters as u64 * launches) as f64, elapsed, clock.and_then(|c| c.mhz()));
         Ok((elapsed, [per_s, per_clk], clock))
     }
 }
@@ -221,23 +250,25 @@ pub(super) fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], i
             arg,
             iters: iters_for(per_word),
             probe: Probe::new(gpu)?,
+            batch: 1,
+            launches: 0,
         });
     }
+    let timer = EventTimer::new(gpu.stream())?;
+    let min_us = choose_batches(runs.iter_mut(), gpu, ctx.cfg, &timer)?;
     let mut bench = Bench::new(name)
         .placements(placement_count(DEFAULT_PLACEMENTS))
+        .param("iteration_us", min_us)
         .param("threads", ctx.threads)
         .param("threads_per_block", THREADS)
         .param("layout", if interleaved { "interleaved" } else { "consecutive" })
         .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
-        bench = bench.param(&format!("{}_atomics_per_thread", r.label), r.iters).metric(
-            r.label.clone(),
-            "op/clk",
-            Better::Higher,
-            ClockDomain::Sm,
-        );
+        bench = bench
+            .param(&format!("{}_atomics_per_thread", r.label), r.iters)
+            .chosen(&format!("{}_launches_per_iteration", r.label), r.batch)
+            .metric(r.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm);
     }
-    let timer = EventTimer::new(gpu.stream())?;
     suite.bench(bench, |gpu, iters| {
         let mut sum = SampleSum::new();
         for r in runs.iter_mut() {
@@ -293,18 +324,27 @@ pub(super) fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
                     arg: if same { 0 } else { u32::MAX },
                     iters: iters_for(per_word),
                     probe: Probe::new(gpu)?,
+                    batch: 1,
+                    launches: 0,
                 },
             });
         }
     }
+    let timer = EventTimer::new(gpu.stream())?;
+    let min_us = choose_batches(runs.iter_mut().map(|r| &mut r.run), gpu, ctx.cfg, &timer)?;
     let mut bench = Bench::new("types")
         .param("threads", ctx.threads)
+        .param("iteration_us", min_us)
         .placements(placement_count(DEFAULT_PLACEMENTS))
         .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
-        bench = bench.metric(r.run.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm);
+        bench = bench.chosen(&format!("{}_launches_per_iteration", r.run.label), r.run.batch).metric(
+            r.run.label.clone(),
+            "op/clk",
+            Better::Higher,
+            ClockDomain::Sm,
+        );
     }
-    let timer = EventTimer::new(gpu.stream())?;
     suite.bench(bench, |gpu, iters| {
         let mut sum = SampleSum::new();
         for r in runs.iter_mut() {
@@ -364,36 +404,39 @@ pub(super) fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
             arg: k,
             iters: if k == 1 { 64 } else { 4 },
             probe: Probe::new(gpu)?,
+            batch: 1,
+            launches: 0,
         });
     }
+    let timer = EventTimer::new(gpu.stream())?;
+    let min_us = choose_batches(runs.iter_mut(), gpu, ctx.cfg, &timer)?;
     let mut bench = Bench::new("cas")
         .param("threads", ctx.threads)
+        .param("iteration_us", min_us)
         .placements(placement_count(DEFAULT_PLACEMENTS))
         .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
         bench = bench
             .param(&format!("{}_successes_per_thread", r.label), r.iters)
+            .chosen(&format!("{}_launches_per_iteration", r.label), r.batch)
             .metric(r.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm)
             .metric(format!("{}_attempts_per_success", r.label), "attempts", Better::Lower, ClockDomain::None);
     }
-    let timer = EventTimer::new(gpu.stream())?;
-    let mut launches = 0u64;
     suite.bench(bench, |gpu, iters| {
         let mut sum = SampleSum::new();
         for r in runs.iter_mut() {
             let (t, [_, per_clk], c) = r.sample(gpu, ctx.cfg, ctx.threads, &timer, iters)?;
             let failed = r.probe.read(gpu)?.sink;
-            let successes = ctx.threads * r.iters as u64 * iters;
+            let successes = ctx.threads * r.iters as u64 * iters * r.batch;
             sum.add(t, c);
             sum.push(per_clk);
             sum.push((successes + failed) as f64 / successes as f64);
         }
-        launches += iters;
         Ok(sum.finish())
     })?;
     let gpu = suite.gpu();
     for r in &runs {
-        let expected = ctx.threads * r.iters as u64 * launches;
+        let expected = ctx.threads * r.iters as u64 * r.launches;
         check(&format!("atomics/cas/{}", r.label), ctx.sum_copies(gpu, "u32", &r.target)?, expected)?;
     }
     Ok(())
