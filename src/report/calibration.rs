@@ -1,6 +1,6 @@
 //! The calibration of the verdict rule as Markdown tables: false alarms and detection power.
 
-use crate::verdict::calibrate::{Calibration, LevelCalibration};
+use crate::verdict::calibrate::{Calibration, LevelCalibration, MISSED_AT, Missed};
 
 /// The false-alarm table and one power table per level, as Markdown.
 pub fn calibration_markdown(c: &Calibration) -> String {
@@ -49,9 +49,33 @@ pub fn calibration_markdown(c: &Calibration) -> String {
             let list: Vec<String> = l.false_alarms.iter().map(|(k, n)| format!("`{k}` ({n})")).collect();
             s.push_str(&format!("\nA/A REGRESSED: {}.\n", list.join(", ")));
         }
+        s.push_str(&missed_list(l));
     }
     s
 }
+
+/// The metrics that most often escaped the [`MISSED_AT`] shift, worst first (at most
+/// [`MISSED_SHOWN`]).
+fn missed_list(l: &LevelCalibration) -> String {
+    if l.missed.is_empty() {
+        return String::new();
+    }
+    let mut v: Vec<(&String, &Missed)> = l.missed.iter().collect();
+    v.sort_by(|a, b| (b.1.missed * a.1.of).cmp(&(a.1.missed * b.1.of)).then(a.0.cmp(b.0)));
+    let shown: Vec<String> =
+        v.iter().take(MISSED_SHOWN).map(|(k, m)| format!("`{k}` ({} of {})", m.missed, m.of)).collect();
+    let more = v.len().saturating_sub(MISSED_SHOWN);
+    format!(
+        "\nNot REGRESSED at {:.0} % ({} metrics): {}{}.\n",
+        MISSED_AT * 100.0,
+        v.len(),
+        shown.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    )
+}
+
+/// Metrics named in the Markdown list of misses.
+const MISSED_SHOWN: usize = 12;
 
 fn title(l: &LevelCalibration) -> &'static str {
     match l.level {

@@ -36,8 +36,9 @@ impl VariancePrior {
 }
 
 /// Fits the prior to `(variance, degrees of freedom)` pairs by the method of moments on log
-/// variances (Smyth 2004, section 6.2). Pairs with a variance that is not positive and finite or
-/// no degrees of freedom are ignored; `None` with fewer than three left.
+/// variances (Smyth 2004, section 6.2), with `d0` at most the pairs' summed degrees of freedom.
+/// Pairs with a variance that is not positive and finite or no degrees of freedom are ignored;
+/// `None` with fewer than three left.
 pub fn fit_variance_prior(variances: &[(f64, f64)]) -> Option<VariancePrior> {
     let ok: Vec<(f64, f64)> =
         variances.iter().copied().filter(|(s, d)| s.is_finite() && *s > 0.0 && d.is_finite() && *d > 0.0).collect();
@@ -49,7 +50,11 @@ pub fn fit_variance_prior(variances: &[(f64, f64)]) -> Option<VariancePrior> {
     let mean = e.iter().sum::<f64>() / n as f64;
     let var = e.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
         - ok.iter().map(|(_, d)| trigamma(d / 2.0)).sum::<f64>() / n as f64;
-    let d0 = if var > 0.0 { (2.0 * trigamma_inverse(var)).min(MAX_PRIOR_DF) } else { MAX_PRIOR_DF };
+    // A prior carries no more degrees of freedom than the variances it was fitted on: four
+    // metrics of two runs each cannot make it as sure as a thousand runs would.
+    let evidence: f64 = ok.iter().map(|(_, d)| d).sum();
+    let d0_cap = evidence.min(MAX_PRIOR_DF);
+    let d0 = if var > 0.0 { (2.0 * trigamma_inverse(var)).min(d0_cap) } else { d0_cap };
     let s0_sq = (mean + digamma(d0 / 2.0) - (d0 / 2.0).ln()).exp();
     Some(VariancePrior { s0_sq, d0, n })
 }
@@ -206,6 +211,9 @@ mod tests {
         let scattered: Vec<(f64, f64)> = (0..40).map(|i| (10f64.powi(i % 7 - 3), 2.0)).collect();
         let p = fit_variance_prior(&scattered).unwrap();
         assert!(p.d0 < 1.0, "{p:?}");
+        // Four agreeing variances on one degree of freedom each: d0 at most 4, not 1000.
+        let few = fit_variance_prior(&[(1.0, 1.0), (1.1, 1.0), (0.9, 1.0), (1.05, 1.0)]).unwrap();
+        assert!(few.d0 <= 4.0 && few.d0 > 0.0, "{few:?}");
         // Moderation: halfway with d0 = d.
         let prior = VariancePrior { s0_sq: 1.0, d0: 2.0, n: 3 };
         assert_eq!(prior.moderate(3.0, 2.0), (2.0, 4.0));

@@ -23,6 +23,9 @@ use crate::results::{Better, ResultsDocument};
 /// Injected per-run shifts of the power table.
 pub const SHIFTS: [f64; 5] = [0.01, 0.02, 0.03, 0.05, 0.10];
 
+/// The shift at which each metric's misses are listed ([`LevelCalibration::missed`]).
+pub const MISSED_AT: f64 = 0.05;
+
 /// Schema tag of the calibration JSON.
 pub const CALIBRATION_SCHEMA: &str = "gpubench.calibration/1";
 
@@ -98,6 +101,18 @@ pub struct LevelCalibration {
     pub false_alarms: BTreeMap<String, usize>,
     /// Detection power per metric class.
     pub power: Vec<PowerRow>,
+    /// Metrics not REGRESSED in some comparison at the [`MISSED_AT`] shift ("benchmark:metric"
+    /// -> comparisons missed, out of those that judged it).
+    pub missed: BTreeMap<String, Missed>,
+}
+
+/// How often one metric escaped the [`MISSED_AT`] shift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Missed {
+    /// Comparisons in which it was not REGRESSED.
+    pub missed: usize,
+    /// Comparisons that judged it.
+    pub of: usize,
 }
 
 impl LevelCalibration {
@@ -205,6 +220,8 @@ fn level(level: Level, pairs: &[(Vec<ResultsDocument>, ResultsDocument)], rule: 
     let mut aa = Counts::default();
     let mut false_alarms: BTreeMap<String, usize> = BTreeMap::new();
     let mut totals: BTreeMap<MetricClass, (usize, Vec<usize>, usize)> = BTreeMap::new();
+    let mut missed: BTreeMap<String, Missed> = BTreeMap::new();
+    let missed_at = SHIFTS.iter().position(|s| (s - MISSED_AT).abs() < 1e-9);
     for (baseline, candidate) in pairs {
         let judge = |run: &ResultsDocument| {
             compare(
@@ -232,6 +249,13 @@ fn level(level: Level, pairs: &[(Vec<ResultsDocument>, ResultsDocument)], rule: 
                     e.1[i] += 1;
                 }
             }
+            if Some(i) == missed_at {
+                for m in c.metrics.iter().filter(|m| m.verdict != Verdict::NotMeasured) {
+                    let e = missed.entry(m.key()).or_insert(Missed { missed: 0, of: 0 });
+                    e.of += 1;
+                    e.missed += usize::from(m.verdict != Verdict::Regressed);
+                }
+            }
         }
     }
     let power = totals
@@ -243,7 +267,8 @@ fn level(level: Level, pairs: &[(Vec<ResultsDocument>, ResultsDocument)], rule: 
             aa_not_pass,
         })
         .collect();
-    Ok(LevelCalibration { level, comparisons: pairs.len(), aa, false_alarms, power })
+    missed.retain(|_, m| m.missed > 0);
+    Ok(LevelCalibration { level, comparisons: pairs.len(), aa, false_alarms, power, missed })
 }
 
 /// `run` with every sample of every metric moved by `shift` in the bad direction: latency up
