@@ -23,6 +23,12 @@ fn tarballs() -> Vec<String> {
         .collect()
 }
 
+/// The configuration of the time of those runs (recorded before atomics ran in batches of
+/// launches): their atomics' between-card spreads.
+fn config_of_the_runs() -> String {
+    repo().join("tests/fixtures/gpubench-before-atomics-batches.toml").display().to_string()
+}
+
 fn out(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -57,7 +63,8 @@ fn planted_fleet(dir: &Path) {
 #[test]
 fn fleet_over_the_three_recorded_cards_finds_no_outlier() {
     let tars = tarballs();
-    let args: Vec<&str> = std::iter::once("fleet").chain(tars.iter().map(String::as_str)).collect();
+    let config = config_of_the_runs();
+    let args: Vec<&str> = ["fleet", "--config", &config].into_iter().chain(tars.iter().map(String::as_str)).collect();
     let o = cli(&args);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let text = out(&o);
@@ -73,8 +80,19 @@ fn fleet_names_a_slow_card_writes_every_report_and_exits_with_the_outlier_code()
     let (md, xml, svg, base) =
         (dir.path().join("f.md"), dir.path().join("f.xml"), dir.path().join("plots"), dir.path().join("class.json"));
     let p = |x: &Path| x.display().to_string();
-    let o =
-        cli(&["fleet", &p(&fleet), "--drain-commands", "--markdown", &p(&md), "--junit", &p(&xml), "--svg", &p(&svg)]);
+    let o = cli(&[
+        "fleet",
+        "--config",
+        &config_of_the_runs(),
+        &p(&fleet),
+        "--drain-commands",
+        "--markdown",
+        &p(&md),
+        "--junit",
+        &p(&xml),
+        "--svg",
+        &p(&svg),
+    ]);
     assert_eq!(o.status.code(), Some(gpubench::error::exit::OUTLIER), "{}", err(&o));
     let text = out(&o);
     assert!(text.contains(CARD3) && text.contains("OUTLIER") && text.contains("dram/"), "{text}");
@@ -88,7 +106,7 @@ fn fleet_names_a_slow_card_writes_every_report_and_exits_with_the_outlier_code()
     assert_eq!(std::fs::read_dir(&svg).unwrap().count(), 1);
     // JSON output and a class baseline from cards 2 and 3 (set 1 predates a schema change).
     std::fs::remove_dir_all(fleet.join("node1")).unwrap();
-    let o = cli(&["fleet", &p(&fleet), "--json", "--save-baseline", &p(&base)]);
+    let o = cli(&["fleet", "--config", &config_of_the_runs(), &p(&fleet), "--json", "--save-baseline", &p(&base)]);
     assert_eq!(o.status.code(), Some(0), "two cards are too few to judge: {}", err(&o));
     let json: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(json["groups"][0]["judged"], false);
