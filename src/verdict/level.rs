@@ -160,8 +160,12 @@ pub(crate) fn moderate(metrics: &[(f64, usize, f64)], confidence: f64) -> Vec<Op
         .iter()
         .map(|m| {
             let (s_sq, d) = (m.0 * m.0, m.1.saturating_sub(1) as f64);
-            let prior = if d > 0.0 && !above(m) { within_prior } else { fitted.or(within_prior).or(above_prior) };
-            let prior = if d > 0.0 && above(m) { above_prior } else { prior }?;
+            let prior = match (d > 0.0, above(m)) {
+                (true, true) => above_prior,
+                (true, false) => within_prior,
+                // one reference value: the fitted prior, else the floor's
+                (false, _) => fitted.or(within_prior).or(above_prior),
+            }?;
             if d > 0.0 && prior.upper_tail(s_sq, d) < 1.0 - confidence {
                 return None;
             }
