@@ -178,7 +178,6 @@ struct GlobalRun<T> {
     iters: u32,
     probe: Probe,
     batch: u64,
-    launches: u64,
 }
 
 impl<T: DeviceRepr> GlobalRun<T> {
@@ -191,7 +190,6 @@ impl<T: DeviceRepr> GlobalRun<T> {
     }
 
     fn launch(&mut self, gpu: &Gpu, cfg: LaunchConfig, iters: u32) -> Result<()> {
-        self.launches += 1;
         let target = self.target.next_view();
         // SAFETY: every global kernel of atomics_variants.cu takes (T*, u32, u32, gb_probe*) and
         // touches words below `words`, the length of each copy.
@@ -251,7 +249,6 @@ pub(super) fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], i
             iters: iters_for(per_word),
             probe: Probe::new(gpu)?,
             batch: 1,
-            launches: 0,
         });
     }
     let timer = EventTimer::new(gpu.stream())?;
@@ -325,7 +322,6 @@ pub(super) fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
                     iters: iters_for(per_word),
                     probe: Probe::new(gpu)?,
                     batch: 1,
-                    launches: 0,
                 },
             });
         }
@@ -405,7 +401,6 @@ pub(super) fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
             iters: if k == 1 { 64 } else { 4 },
             probe: Probe::new(gpu)?,
             batch: 1,
-            launches: 0,
         });
     }
     let timer = EventTimer::new(gpu.stream())?;
@@ -436,7 +431,8 @@ pub(super) fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     })?;
     let gpu = suite.gpu();
     for r in &runs {
-        let expected = ctx.threads * r.iters as u64 * r.launches;
+        let launches: u64 = r.target.launches_per_copy().iter().sum();
+        let expected = ctx.threads * r.iters as u64 * launches;
         check(&format!("atomics/cas/{}", r.label), ctx.sum_copies(gpu, "u32", &r.target)?, expected)?;
     }
     Ok(())
