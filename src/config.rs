@@ -92,6 +92,8 @@ struct MetricSection {
     noise_factor: Option<f64>,
     card_spread: Option<f64>,
     run_spread: Option<f64>,
+    run_spread_df: Option<f64>,
+    card_spread_df: Option<f64>,
     gpu_class: Option<String>,
 }
 
@@ -142,6 +144,8 @@ impl Config {
             let mut o = MetricOverride::new(&m.pattern, m.threshold, m.noise_factor).map_err(bad)?;
             o.card_spread = m.card_spread;
             o.run_spread = m.run_spread;
+            o.run_spread_df = m.run_spread_df;
+            o.card_spread_df = m.card_spread_df;
             o.gpu_class = m.gpu_class;
             overrides.push(o);
         }
@@ -195,6 +199,12 @@ spread_floor = 0.001
 match = "latency/.*/32MiB:"
 threshold = 0.1
 
+[[verdict.metric]]
+match = "^cache:"
+run_spread = 0.01
+run_spread_df = 19
+card_spread = 0.02
+
 [baseline]
 dir = "ci/baselines"
 max_runs = 3
@@ -203,6 +213,10 @@ max_runs = 3
         assert_eq!(c.rule.threshold, 0.03);
         assert_eq!(c.rule.spread_floor, 0.001);
         assert_eq!(c.rule.for_metric("latency/ca/32MiB:ns_per_access"), (0.1, 1.0));
+        let prior = c.rule.measured_prior("cache:reused", false).unwrap();
+        assert!((prior.s0_sq - 1e-4).abs() < 1e-12 && prior.d0 == 19.0, "{prior:?}");
+        assert_eq!(c.rule.measured_prior("cache:reused", true), None, "no card_spread_df");
+        assert_eq!(c.rule.measured_prior("latency/ca/32MiB:x", false), None);
         assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
         assert_eq!(c.max_runs, 3);
     }
@@ -216,6 +230,8 @@ max_runs = 3
             ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
             ("[verdict\n", "line 1"),
             ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
+            ("[[verdict.metric]]\nmatch = \"x\"\nrun_spread_df = 4\n", "run_spread_df of `x` needs a run_spread"),
+            ("[[verdict.metric]]\nmatch = \"x\"\ncard_spread = 0.01\ncard_spread_df = 0.5\n", "card_spread_df of `x`"),
         ];
         for (text, expect) in cases {
             let e = Config::parse(text, Path::new("gpubench.toml")).unwrap_err();

@@ -311,10 +311,12 @@ fn missed_metrics_add_up_to_the_power_table() {
 /// class, judged with the repository's gpubench.toml.
 const BATCHED: &str = "runs-batched-atomics-2026-11-24.tar.gz";
 
-/// Checks a batched-atomics calibration: its cards, no false alarm at either level, and the
-/// detection shares `same` at 3 % (latency, bandwidth, instructions, shared memory) and 5 %
-/// (atomics), `class` at 5 % (the same five classes), each at least the given share.
-fn batched(class_dir: &str, cards: usize, same: [f64; 5], class: [f64; 5]) {
+/// Checks a batched-atomics calibration: its cards, no false alarm at the per-card same-card
+/// and class levels, and the detection shares at 3 % (latency, bandwidth, instructions, shared
+/// memory) and 5 % (atomics) of the same card against its own runs (`same`) and against a
+/// baseline of every card's runs (`in_class`), and at 5 % of the class (`class`), each at least
+/// the given share. The same card in a class baseline is allowed `in_class_false_alarms`.
+fn batched(class_dir: &str, cards: usize, same: [f64; 5], in_class: ([f64; 5], usize), class: [f64; 5]) {
     let c = current_calibration(&[root().join(class_dir).join(BATCHED)]);
     println!("{}", calibration_markdown(&c));
     assert_eq!(c.cards.len(), cards, "{:?}", c.cards);
@@ -326,11 +328,21 @@ fn batched(class_dir: &str, cards: usize, same: [f64; 5], class: [f64; 5]) {
         MetricClass::SharedMemory,
         MetricClass::Atomics,
     ];
+    let same_shift = |m: MetricClass| if m == MetricClass::Atomics { 0.05 } else { 0.03 };
     let same_level = c.same_card.as_ref().unwrap();
     assert_eq!(same_level.aa.regressed, 0, "same-card A/A false alarms: {:?}", same_level.false_alarms);
     for (m, min) in classes.iter().zip(same) {
-        let shift = if *m == MetricClass::Atomics { 0.05 } else { 0.03 };
-        at_least(same_level, *m, shift, min, "same card");
+        at_least(same_level, *m, same_shift(*m), min, "same card");
+    }
+    let in_class_level = c.same_card_in_class.as_ref().unwrap();
+    assert_eq!(in_class_level.comparisons, same_level.comparisons);
+    assert!(
+        in_class_level.aa.regressed <= in_class.1,
+        "same card in a class baseline, A/A false alarms: {:?}",
+        in_class_level.false_alarms
+    );
+    for (m, min) in classes.iter().zip(in_class.0) {
+        at_least(in_class_level, *m, same_shift(*m), min, "same card in a class baseline");
     }
     let class_level = c.class.as_ref().unwrap();
     assert_eq!(class_level.aa.regressed, 0, "class A/A false alarms: {:?}", class_level.false_alarms);
@@ -340,22 +352,37 @@ fn batched(class_dir: &str, cards: usize, same: [f64; 5], class: [f64; 5]) {
 }
 
 /// Four H100s (`GPU-1ecfc2b4` four runs, `GPU-5ca491d2`, `GPU-71ecc017`, `GPU-a7442a0c` three
-/// each). Measured: same card 99 / 86 / 100 / 99 % at 3 %, atomics 82 % at 5 %; class at 5 %:
-/// 95 / 94 / 100 / 100 %, atomics 68 %. Below the 90 % targets: same-card bandwidth (the
-/// private L2 reads, L2 re-reads under cache operators and misaligned loads stray by 1-4 %
-/// between runs, `l2_bandwidth/private` by process) and atomics.
+/// each). Measured: same card against its own runs 99 / 89 / 100 / 99 % at 3 %, atomics 92 % at
+/// 5 %; against every card's runs 100 / 93 / 100 / 100 %, atomics 97 %, no false alarm; class
+/// at 5 %: 95 / 94 / 100 / 100 %, atomics 68 %. Below the 90 % targets: same-card bandwidth
+/// against two runs of the card (the private L2 reads stray by 1-4 % between processes) and
+/// class atomics.
 #[test]
 fn batched_atomics_h100_cards() {
-    batched(H100, 4, [0.98, 0.85, 0.99, 0.98, 0.81], [0.94, 0.93, 0.99, 0.99, 0.67]);
+    batched(
+        H100,
+        4,
+        [0.98, 0.88, 0.99, 0.98, 0.91],
+        ([0.99, 0.92, 0.99, 0.98, 0.96], 0),
+        [0.94, 0.93, 0.99, 0.99, 0.67],
+    );
 }
 
 /// Four H200s, three runs each (`GPU-7723ddef`, `GPU-78bc2344`, `GPU-f4ab5a16`,
-/// `GPU-f577dc86`). Measured: same card 100 / 81 / 100 / 99 % at 3 %, atomics 81 % at 5 %;
-/// class at 5 %: 82 / 75 / 100 / 99 %, atomics 58 %. The H200-only `card_spread` of
-/// gpubench.toml for atomics on a sector, on a word per thread, at one thread per address and
-/// for stride-32 loads was measured on these cards (in-sample: without it, leaving
-/// `GPU-f577dc86` or `GPU-7723ddef` out gives REGRESSED).
+/// `GPU-f577dc86`). Measured: same card against its own runs 100 / 83 / 100 / 99 % at 3 %,
+/// atomics 89 % at 5 %; against every card's runs 100 / 89 / 100 / 99 %, atomics 99 %, with
+/// one false alarm (`coalescing:misaligned`, -2.63 % against a ±2.6 % band on `GPU-78bc2344`,
+/// whose runs stray by 1.55 %); class at 5 %: 82 / 75 / 100 / 99 %, atomics 60 %. The H200-only
+/// `card_spread` of gpubench.toml for atomics on a sector, on a word per thread, at one thread
+/// per address and for stride-32 loads was measured on these cards (in-sample: without it,
+/// leaving `GPU-f577dc86` or `GPU-7723ddef` out gives REGRESSED).
 #[test]
 fn batched_atomics_h200_cards() {
-    batched(H200, 4, [0.99, 0.8, 0.99, 0.98, 0.8], [0.81, 0.74, 0.99, 0.98, 0.57]);
+    batched(
+        H200,
+        4,
+        [0.99, 0.82, 0.99, 0.98, 0.88],
+        ([0.99, 0.88, 0.99, 0.97, 0.98], 1),
+        [0.81, 0.74, 0.99, 0.98, 0.59],
+    );
 }

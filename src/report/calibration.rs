@@ -1,6 +1,6 @@
 //! The calibration of the verdict rule as Markdown tables: false alarms and detection power.
 
-use crate::verdict::calibrate::{Calibration, LevelCalibration, MISSED_AT, Missed};
+use crate::verdict::calibrate::{BaselineScope, Calibration, LevelCalibration, MISSED_AT, Missed};
 
 /// The false-alarm table and one power table per level, as Markdown.
 pub fn calibration_markdown(c: &Calibration) -> String {
@@ -16,7 +16,7 @@ pub fn calibration_markdown(c: &Calibration) -> String {
     ));
     s.push_str("| A/A | comparisons | metric verdicts | REGRESSED | IMPROVED | INCONCLUSIVE | PASS |\n");
     s.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for l in [&c.same_card, &c.class].into_iter().flatten() {
+    for l in [&c.same_card, &c.same_card_in_class, &c.class].into_iter().flatten() {
         let a = &l.aa;
         let total = a.regressed + a.improved + a.inconclusive + a.pass + a.not_measured;
         s.push_str(&format!(
@@ -29,7 +29,7 @@ pub fn calibration_markdown(c: &Calibration) -> String {
             a.pass
         ));
     }
-    for l in [&c.same_card, &c.class].into_iter().flatten() {
+    for l in [&c.same_card, &c.same_card_in_class, &c.class].into_iter().flatten() {
         s.push_str(&format!("\nDetection power, {} (share of metric verdicts REGRESSED):\n\n", title(l)));
         s.push_str("| class | verdicts | A/A not PASS |");
         for shift in &c.shifts {
@@ -78,8 +78,9 @@ fn missed_list(l: &LevelCalibration) -> String {
 const MISSED_SHOWN: usize = 12;
 
 fn title(l: &LevelCalibration) -> &'static str {
-    match l.level {
-        crate::verdict::Level::Class => "class, leave one card out",
-        _ => "same card, leave one run out",
+    match (l.level, l.baseline) {
+        (crate::verdict::Level::Class, _) => "class, leave one card out",
+        (_, BaselineScope::Card) => "same card, leave one run out of the card's runs",
+        (_, BaselineScope::Class) => "same card, leave one run out of every card's runs",
     }
 }

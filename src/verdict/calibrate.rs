@@ -2,7 +2,10 @@
 //! catches.
 //!
 //! - **Same card, leave one run out**: for every card with two or more runs, each run in turn
-//!   is the candidate and the card's other runs are the baseline.
+//!   is the candidate and the card's other runs are the baseline (a per-card baseline).
+//! - **Same card in a class baseline**: likewise, but the baseline also holds every other
+//!   card's runs (a baseline of the fleet that includes the candidate's card), so the
+//!   run-to-run spread is pooled over every card.
 //! - **Class, leave one card out**: for every card, when two or more other cards remain, each
 //!   of its runs in turn is the candidate and the other cards' runs are the baseline.
 //!
@@ -88,11 +91,23 @@ pub struct PowerRow {
     pub aa_not_pass: usize,
 }
 
+/// What the baseline of each comparison held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaselineScope {
+    /// The candidate card's other runs only.
+    Card,
+    /// The runs of several cards.
+    Class,
+}
+
 /// The calibration at one level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LevelCalibration {
     /// Same card (leave one run out) or class (leave one card out).
     pub level: Level,
+    /// The candidate card's runs only, or several cards' runs.
+    pub baseline: BaselineScope,
     /// Comparisons made (candidate runs).
     pub comparisons: usize,
     /// Verdict counts over every A/A comparison.
@@ -138,8 +153,12 @@ pub struct Calibration {
     pub skipped: Vec<String>,
     /// The injected shifts.
     pub shifts: Vec<f64>,
-    /// Same-card leave-one-run-out calibration, when a card has two or more runs.
+    /// Same-card leave-one-run-out calibration against the card's other runs, when a card has
+    /// two or more runs.
     pub same_card: Option<LevelCalibration>,
+    /// Same-card leave-one-run-out calibration against every other run of every card, when
+    /// there are two or more cards and a card has two or more runs.
+    pub same_card_in_class: Option<LevelCalibration>,
     /// Leave-one-card-out calibration, when there are three or more cards.
     pub class: Option<LevelCalibration>,
 }
@@ -184,12 +203,17 @@ pub fn calibrate(mut runs: Vec<(String, ResultsDocument)>, rule: &Rule) -> Resul
         runs.sort_by_key(|r| r.created_unix_s);
     }
 
-    // Same card: leave one run out.
+    // Same card: leave one run out, of the card's runs and of every card's runs.
     let mut same = Vec::new();
-    for runs in by_card.values().filter(|r| r.len() >= 2) {
+    let mut same_in_class = Vec::new();
+    for (uuid, runs) in by_card.iter().filter(|(_, r)| r.len() >= 2) {
         for i in 0..runs.len() {
             let baseline: Vec<ResultsDocument> =
                 runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
+            if by_card.len() >= 2 {
+                let others = by_card.iter().filter(|(u, _)| *u != uuid).flat_map(|(_, r)| r.iter().cloned());
+                same_in_class.push((baseline.iter().cloned().chain(others).collect(), runs[i].clone()));
+            }
             same.push((baseline, runs[i].clone()));
         }
     }
@@ -211,12 +235,20 @@ pub fn calibrate(mut runs: Vec<(String, ResultsDocument)>, rule: &Rule) -> Resul
         cards: by_card.iter().map(|(u, r)| (u.clone(), r.len())).collect(),
         skipped,
         shifts: SHIFTS.to_vec(),
-        same_card: (!same.is_empty()).then(|| level(Level::SameCard, &same, rule)).transpose()?,
-        class: (!class.is_empty()).then(|| level(Level::Class, &class, rule)).transpose()?,
+        same_card: (!same.is_empty()).then(|| level(Level::SameCard, BaselineScope::Card, &same, rule)).transpose()?,
+        same_card_in_class: (!same_in_class.is_empty())
+            .then(|| level(Level::SameCard, BaselineScope::Class, &same_in_class, rule))
+            .transpose()?,
+        class: (!class.is_empty()).then(|| level(Level::Class, BaselineScope::Class, &class, rule)).transpose()?,
     })
 }
 
-fn level(level: Level, pairs: &[(Vec<ResultsDocument>, ResultsDocument)], rule: &Rule) -> Result<LevelCalibration> {
+fn level(
+    level: Level,
+    baseline: BaselineScope,
+    pairs: &[(Vec<ResultsDocument>, ResultsDocument)],
+    rule: &Rule,
+) -> Result<LevelCalibration> {
     let mut aa = Counts::default();
     let mut false_alarms: BTreeMap<String, usize> = BTreeMap::new();
     let mut totals: BTreeMap<MetricClass, (usize, Vec<usize>, usize)> = BTreeMap::new();
@@ -268,7 +300,7 @@ fn level(level: Level, pairs: &[(Vec<ResultsDocument>, ResultsDocument)], rule: 
         })
         .collect();
     missed.retain(|_, m| m.missed > 0);
-    Ok(LevelCalibration { level, comparisons: pairs.len(), aa, false_alarms, power, missed })
+    Ok(LevelCalibration { level, baseline, comparisons: pairs.len(), aa, false_alarms, power, missed })
 }
 
 /// `run` with every sample of every metric moved by `shift` in the bad direction: latency up

@@ -230,13 +230,14 @@ struct Stats {
 #[derive(Debug, Clone)]
 struct BandInputs {
     family: String,
-    reference: Vec<f64>,
+    reference: level::Reference,
     n_new: usize,
     floor: f64,
-    run_spread: Option<(f64, u32)>,
     runs: usize,
     band_factor: f64,
     spread: f64,
+    /// Degrees of freedom of `spread`.
+    df: f64,
     /// The metric has a measured spread of its own in the configuration: not moderated.
     own_spread: bool,
 }
@@ -360,23 +361,33 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
     let reference = level::reference(b_runs, b_uuids, candidate_uuid);
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
-    // A run's median is no more precise than its own samples allow: the floor is at least the
-    // standard error of one run's median (1.2533 × robust spread / √samples per run).
+    // A spread on fewer than two degrees of freedom (two reference values and no pooled
+    // run-to-run spread) says little. Two floors stand in for it: the metric's measured
+    // run-to-run spread (an override's `run_spread`), and the standard error of one run's
+    // median from its own samples (1.2533 × robust spread / √samples per run). With more
+    // degrees of freedom the spread of run medians measures that error directly, and better:
+    // samples that cycle through placements (atomics, cache operators) scatter by several
+    // percent while their runs' medians agree within a few tenths. A class comparison keeps
+    // the second floor: a new card's one run brings its own sampling error.
+    let spread_df = reference.pooled.map_or(reference.values.len().saturating_sub(1), |(_, df)| df as usize);
     let within = |p: &Prepared, v: &[f64]| {
         let per_run = (v.len() / p.runs.max(1)).max(1) as f64;
         robust_relative_spread(v).unwrap_or(0.0) * 1.2533 / per_run.sqrt()
     };
-    // With fewer than three reference values their spread says little: the metric's measured
-    // run-to-run spread (an override's `run_spread`) stands in as the floor.
-    let configured_floor = if reference.values.len() < 3 { rule.run_floor(&key) } else { rule.spread_floor };
-    let mut floor = configured_floor.max(within(&b, bv)).max(within(&c, cv));
+    // A spread pooled over other cards' runs does not see a card whose runs stray more than
+    // theirs: there an override's `run_spread` stays a floor, unless it is a prior (given with
+    // `run_spread_df`), which the moderation combines with the pooled spread.
+    let pooled_without_prior = reference.pooled.is_some() && rule.measured_prior(&key, false).is_none();
+    let mut floor = if spread_df < 2 || pooled_without_prior { rule.run_floor(&key) } else { rule.spread_floor };
+    if spread_df < 2 || reference.level != Level::SameCard {
+        floor = floor.max(within(&b, bv)).max(within(&c, cv));
+    }
     if reference.level == Level::Class {
         floor = floor.max(rule.card_floor(&key));
     }
-    let (Some(x), Some(band)) = (
-        median(c_runs),
-        level::band(&reference.values, n_new, rule.confidence, floor, reference.run_spread, c_runs.len(), None),
-    ) else {
+    let (Some(x), Some(band)) =
+        (median(c_runs), level::band(&reference, n_new, rule.confidence, floor, c_runs.len(), None))
+    else {
         r.reason = "baseline median is not positive: no ratio to judge".into();
         return Assessed { row: r, stats: None };
     };
@@ -384,13 +395,13 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
     let ratio = x / band.center;
     let inputs = BandInputs {
         family: old.family.clone(),
-        reference: reference.values.clone(),
+        reference: reference.clone(),
         n_new,
         floor,
-        run_spread: reference.run_spread,
         runs: c_runs.len(),
         band_factor,
         spread: band.spread,
+        df: band.df,
         own_spread: rule.measured_spread(&key, reference.level == Level::Class),
     };
     r.noise = Some(band.spread);
@@ -428,8 +439,10 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
 /// Moderates the spread of every judged metric by the other metrics of its family compared at
 /// the same level ([`level::moderate`]), and widens or narrows its band and threshold
 /// accordingly. Metrics with a measured spread of their own in the configuration
-/// ([`Rule::measured_spread`]) are left out of the prior and keep their own band. A family of fewer than three metrics with two or more reference values keeps
-/// the plain Student-t bands.
+/// ([`Rule::measured_spread`]) are left out of the family's prior; where the configuration
+/// also gives the degrees of freedom of that measurement ([`Rule::measured_prior`]) it is their
+/// prior instead, else they keep their own band. A family of fewer than three metrics with two
+/// or more reference values keeps the plain Student-t bands.
 fn moderate(assessed: &mut [Assessed], rule: &Rule) {
     let mut groups: BTreeMap<(String, Level), Vec<usize>> = BTreeMap::new();
     for (i, a) in assessed.iter().enumerate() {
@@ -438,27 +451,36 @@ fn moderate(assessed: &mut [Assessed], rule: &Rule) {
         }
     }
     for members in groups.values() {
-        let input: Vec<(f64, usize, f64)> = members
+        let input: Vec<(f64, f64, f64)> = members
             .iter()
             .filter_map(|&i| assessed[i].stats.as_ref())
-            .map(|st| (st.band.spread, st.band.reference.len(), st.band.floor))
+            .map(|st| (st.band.spread, st.band.df, st.band.floor))
             .collect();
         for (&i, m) in members.iter().zip(level::moderate(&input, rule.confidence)) {
-            let Some(m) = m else { continue };
-            let a = &mut assessed[i];
-            let Some(st) = a.stats.as_mut() else { continue };
-            let b = &st.band;
-            let Some(band) =
-                level::band(&b.reference, b.n_new, rule.confidence, b.floor, b.run_spread, b.runs, Some(m))
-            else {
-                continue;
-            };
-            st.threshold = st.minimum.max(b.band_factor * band.half_width);
-            a.row.threshold = Some(st.threshold);
-            a.row.ci =
-                Some(Interval { lo: st.ratio * (1.0 - band.half_width), hi: st.ratio * (1.0 + band.half_width) });
+            if let Some(m) = m {
+                rebuild_band(&mut assessed[i], m, rule);
+            }
         }
     }
+    for a in assessed.iter_mut() {
+        let Some(st) = a.stats.as_ref().filter(|st| st.band.own_spread) else { continue };
+        let Some(prior) = rule.measured_prior(&a.row.key(), st.level == Level::Class) else { continue };
+        if let Some(m) = level::by_prior(&prior, st.band.spread, st.band.df, rule.confidence) {
+            rebuild_band(a, m, rule);
+        }
+    }
+}
+
+/// The band and threshold of `a` again, from the moderated spread `m`.
+fn rebuild_band(a: &mut Assessed, m: level::Moderated, rule: &Rule) {
+    let Some(st) = a.stats.as_mut() else { return };
+    let b = &st.band;
+    let Some(band) = level::band(&b.reference, b.n_new, rule.confidence, b.floor, b.runs, Some(m)) else {
+        return;
+    };
+    st.threshold = st.minimum.max(b.band_factor * band.half_width);
+    a.row.threshold = Some(st.threshold);
+    a.row.ci = Some(Interval { lo: st.ratio * (1.0 - band.half_width), hi: st.ratio * (1.0 + band.half_width) });
 }
 
 /// The verdict from the change, the threshold and the gates.

@@ -70,6 +70,12 @@ pub(crate) struct Reference {
     /// cards and its degrees of freedom (a new card is judged on its own runs, which carry
     /// this noise on top of the card's offset; card medians average it away).
     pub run_spread: Option<(f64, u32)>,
+    /// For a same-card reference in a baseline of several cards: the relative run-to-run
+    /// spread pooled over the runs of every card (each around its card's mean) and its degrees
+    /// of freedom, when the other cards add to what the candidate's card alone gives. It
+    /// replaces the spread of the card's own few runs: run-to-run noise is a property of the
+    /// measurement more than of one card, and two runs alone give t(0.995, 1) = 63.7.
+    pub pooled: Option<(f64, u32)>,
 }
 
 /// Picks the level for a candidate measured on `candidate_uuid`, given the baseline's run
@@ -80,13 +86,23 @@ pub(crate) fn reference(run_medians: &[f64], run_uuids: &[String], candidate_uui
         cards.entry(u.as_str()).or_default().push(*m);
     }
     if let Some(own) = cards.get(candidate_uuid) {
-        return Reference { level: Level::SameCard, values: own.clone(), run_spread: None };
+        let own_df = own.len().saturating_sub(1) as u32;
+        let pooled = pooled_run_spread(cards.values()).filter(|(_, df)| *df > own_df);
+        return Reference { level: Level::SameCard, values: own.clone(), run_spread: None, pooled };
     }
     if cards.len() >= 2 {
         let values = cards.values().filter_map(|v| median(v)).collect();
-        return Reference { level: Level::Class, values, run_spread: pooled_run_spread(cards.values()) };
+        return Reference { level: Level::Class, values, run_spread: pooled_run_spread(cards.values()), pooled: None };
     }
-    Reference { level: Level::OtherCard, values: run_medians.to_vec(), run_spread: None }
+    Reference { level: Level::OtherCard, values: run_medians.to_vec(), run_spread: None, pooled: None }
+}
+
+impl Reference {
+    /// A reference of `values` with no spread from beyond them.
+    #[cfg(test)]
+    pub(crate) fn of(values: &[f64]) -> Self {
+        Reference { level: Level::SameCard, values: values.to_vec(), run_spread: None, pooled: None }
+    }
 }
 
 /// Pooled relative standard deviation of runs around their card's mean, with its degrees of
@@ -114,65 +130,72 @@ pub(crate) struct Moderated {
 /// Moderates the relative spreads of the metrics of one family compared at one level, all
 /// from the same baseline (the empirical-Bayes rule of [`crate::stats::fit_variance_prior`]).
 ///
-/// `metrics` holds, per metric, its measured relative spread, its reference values `k` and the
-/// floor of its band. The metrics with two or more reference values split in two:
+/// `metrics` holds, per metric, its measured relative spread, the degrees of freedom of that
+/// spread (`k − 1` for `k` reference values, more for a pooled run-to-run spread) and the floor
+/// of its band. The metrics with a spread of one or more degrees of freedom split in two:
 /// - those whose spread exceeds their floor: the prior `s0²`, `d0` is fitted to their
-///   variances, on `k − 1` degrees of freedom each;
+///   variances;
 /// - those within their floor: the floor describes them, a prior of the median floor on their
-///   summed `k − 1` (a metric that repeats to the last digit says nothing about one that does
-///   not, but many within their floor say the floor is the family's spread there). When fewer
-///   than three metrics exceed their floor, this prior serves them too.
+///   summed degrees of freedom (a metric that repeats to the last digit says nothing about one
+///   that does not, but many within their floor say the floor is the family's spread there).
+///   When fewer than three metrics exceed their floor, this prior serves them too.
 ///
-/// Each metric then gets `s̃² = (d0·s0² + (k−1)·s²) / (d0 + k − 1)` on `d0 + k − 1` degrees of
-/// freedom from its prior, and a metric with one reference value the fitted prior's `s0` on
+/// Each metric then gets `s̃² = (d0·s0² + d·s²) / (d0 + d)` on `d0 + d` degrees of freedom from
+/// its prior, and a metric without a spread (one reference value) the fitted prior's `s0` on
 /// `d0` (else the floor's); the band never falls below the floor. A metric whose own variance
-/// is improbably large under its prior (`P(F(k−1, d0) > s²/s0²) < 1 − confidence`) is not
-/// described by it and keeps its own spread and `t(k − 1)` (`None`). All `None` when fewer
-/// than three metrics have two or more reference values.
+/// is improbably large under its prior (`P(F(d, d0) > s²/s0²) < 1 − confidence`) is not
+/// described by it and keeps its own spread and `t(d)` (`None`). All `None` when fewer than
+/// three metrics have a spread.
 ///
 /// Before, metrics within their floor and families without a fitted prior kept
 /// `t(k − 1) · s`: with two reference values `t(0.995, 1) · s = 63.7 · s`, so 0.1 % of
 /// run-to-run spread became a 7.7 % band.
-pub(crate) fn moderate(metrics: &[(f64, usize, f64)], confidence: f64) -> Vec<Option<Moderated>> {
-    let repeated = |m: &&(f64, usize, f64)| m.1 >= 2;
-    let above = |m: &(f64, usize, f64)| m.0 > m.2;
+pub(crate) fn moderate(metrics: &[(f64, f64, f64)], confidence: f64) -> Vec<Option<Moderated>> {
+    let repeated = |m: &&(f64, f64, f64)| m.1 >= 1.0;
+    let above = |m: &(f64, f64, f64)| m.0 > m.2;
     if metrics.iter().filter(repeated).count() < 3 {
         return vec![None; metrics.len()];
     }
-    let fit: Vec<(f64, f64)> =
-        metrics.iter().filter(repeated).filter(|m| above(m)).map(|m| (m.0 * m.0, (m.1 - 1) as f64)).collect();
+    let fit: Vec<(f64, f64)> = metrics.iter().filter(repeated).filter(|m| above(m)).map(|m| (m.0 * m.0, m.1)).collect();
     let fitted = fit_variance_prior(&fit);
-    let floor_prior = |members: &[&(f64, usize, f64)]| -> Option<VariancePrior> {
+    let floor_prior = |members: &[&(f64, f64, f64)]| -> Option<VariancePrior> {
         let mut floors: Vec<f64> = members.iter().map(|m| m.2).filter(|f| *f > 0.0).collect();
         if floors.is_empty() {
             return None;
         }
         floors.sort_by(f64::total_cmp);
         let floor = floors[floors.len() / 2];
-        let evidence: f64 = members.iter().map(|m| (m.1 - 1) as f64).sum();
+        let evidence: f64 = members.iter().map(|m| m.1).sum();
         Some(VariancePrior { s0_sq: floor * floor, d0: evidence.clamp(1.0, MAX_PRIOR_DF), n: members.len() })
     };
-    let within: Vec<&(f64, usize, f64)> = metrics.iter().filter(repeated).filter(|m| !above(m)).collect();
-    let all: Vec<&(f64, usize, f64)> = metrics.iter().filter(repeated).collect();
+    let within: Vec<&(f64, f64, f64)> = metrics.iter().filter(repeated).filter(|m| !above(m)).collect();
+    let all: Vec<&(f64, f64, f64)> = metrics.iter().filter(repeated).collect();
     let within_prior = floor_prior(&within);
     let above_prior = fitted.or_else(|| floor_prior(&all));
     metrics
         .iter()
         .map(|m| {
-            let (s_sq, d) = (m.0 * m.0, m.1.saturating_sub(1) as f64);
-            let prior = match (d > 0.0, above(m)) {
+            let prior = match (m.1 >= 1.0, above(m)) {
                 (true, true) => above_prior,
                 (true, false) => within_prior,
-                // one reference value: the fitted prior, else the floor's
+                // no spread of its own: the fitted prior, else the floor's
                 (false, _) => fitted.or(within_prior).or(above_prior),
             }?;
-            if d > 0.0 && prior.upper_tail(s_sq, d) < 1.0 - confidence {
-                return None;
-            }
-            let (v, df) = prior.moderate(s_sq, d);
-            Some(Moderated { spread: v.sqrt(), df })
+            by_prior(&prior, m.0, m.1, confidence)
         })
         .collect()
+}
+
+/// The spread `spread` on `df` degrees of freedom moderated by `prior`; `None` when the prior
+/// cannot explain it (`P(F(df, d0) > s²/s0²) < 1 − confidence`): such a metric keeps its own
+/// spread and `t(df)`.
+pub(crate) fn by_prior(prior: &VariancePrior, spread: f64, df: f64, confidence: f64) -> Option<Moderated> {
+    let s_sq = spread * spread;
+    if df > 0.0 && prior.upper_tail(s_sq, df) < 1.0 - confidence {
+        return None;
+    }
+    let (v, df) = prior.moderate(s_sq, df);
+    Some(Moderated { spread: v.sqrt(), df })
 }
 
 /// The prediction band of the new side around the reference values.
@@ -180,55 +203,61 @@ pub(crate) fn moderate(metrics: &[(f64, usize, f64)], confidence: f64) -> Vec<Op
 pub(crate) struct Band {
     /// Mean of the reference values.
     pub center: f64,
-    /// Measured relative standard deviation of the reference values (0 with one value).
+    /// Relative standard deviation the band is built on: of the reference values, or the
+    /// pooled run-to-run spread of a same-card reference (0 with one value and none pooled).
     pub spread: f64,
+    /// Degrees of freedom of `spread`.
+    pub df: f64,
     /// Relative half width of the band: `max(t · spread, z · floor) · √(1/n + 1/k)`.
     pub half_width: f64,
     /// Reference values.
     pub k: usize,
 }
 
-/// The band for the mean of `n` new values given `reference` values, at two-sided
-/// `confidence`, with the relative spread floored at `floor`; `run_spread` (relative spread
-/// and degrees of freedom) adds the run-to-run noise of `runs` new runs to a class band. `None`
-/// when the centre is not a positive finite number.
+/// The band for the mean of `n` new values around `reference`, at two-sided `confidence`,
+/// with the relative spread floored at `floor`; the class run-to-run spread of the reference
+/// adds the noise of `runs` new runs to a class band. `None` when the centre is not a positive
+/// finite number.
 pub(crate) fn band(
-    reference: &[f64],
+    reference: &Reference,
     n: usize,
     confidence: f64,
     floor: f64,
-    run_spread: Option<(f64, u32)>,
     runs: usize,
     moderated: Option<Moderated>,
 ) -> Option<Band> {
-    let k = reference.len();
+    let values = &reference.values;
+    let k = values.len();
     if k == 0 {
         return None;
     }
-    let center = reference.iter().sum::<f64>() / k as f64;
+    let center = values.iter().sum::<f64>() / k as f64;
     if !(center.is_finite() && center > 0.0) {
         return None;
     }
-    let spread = if k >= 2 {
-        let var = reference.iter().map(|v| (v - center).powi(2)).sum::<f64>() / (k - 1) as f64;
-        var.sqrt() / center
-    } else {
-        0.0
+    let (spread, df) = match reference.pooled {
+        Some((s, df)) => (s, f64::from(df)),
+        None if k >= 2 => {
+            let var = values.iter().map(|v| (v - center).powi(2)).sum::<f64>() / (k - 1) as f64;
+            (var.sqrt() / center, (k - 1) as f64)
+        }
+        None => (0.0, 0.0),
     };
-    // The measured spread carries the uncertainty of k values (Student's t with k − 1 degrees
-    // of freedom); the floor is a known minimum, taken with the normal quantile.
+    // The measured spread carries the uncertainty of its degrees of freedom (Student's t); the
+    // floor is a known minimum, taken with the normal quantile.
     let p = 0.5 + confidence / 2.0;
     let z = t_quantile(p, 1_000_000);
-    let t = if k >= 2 { t_quantile(p, (k - 1) as u32) } else { z };
+    // Degrees of freedom rounded down: the band is never narrower than the exact one.
+    let t_of = |df: f64| if df >= 1.0 { t_quantile(p, df.floor().min(f64::from(u32::MAX)) as u32) } else { z };
     let scale = (1.0 / n.max(1) as f64 + 1.0 / k as f64).sqrt();
     let main = match moderated {
-        // Degrees of freedom rounded down: the band is never narrower than the exact one.
-        Some(m) => (t_quantile(p, m.df.floor().clamp(1.0, f64::from(u32::MAX)) as u32) * m.spread).max(z * floor),
-        None => (t * spread).max(z * floor),
+        Some(m) => (t_of(m.df) * m.spread).max(z * floor),
+        None => (t_of(df) * spread).max(z * floor),
     } * scale;
-    let run_term = run_spread.map_or(0.0, |(s, df)| t_quantile(p, df.max(1)) * s / (runs.max(1) as f64).sqrt());
+    let run_term =
+        reference.run_spread.map_or(0.0, |(s, df)| t_quantile(p, df.max(1)) * s / (runs.max(1) as f64).sqrt());
     let half_width = main.hypot(run_term);
-    Some(Band { center, spread, half_width, k })
+    Some(Band { center, spread, df, half_width, k })
 }
 
 #[cfg(test)]
@@ -244,7 +273,15 @@ mod tests {
         let medians = [100.0, 101.0, 110.0, 111.0, 120.0];
         let ids = uuids(&["A", "A", "B", "B", "C"]);
         let r = reference(&medians, &ids, "B");
-        assert_eq!(r, Reference { level: Level::SameCard, values: vec![110.0, 111.0], run_spread: None });
+        assert_eq!(r.level, Level::SameCard);
+        assert_eq!(r.values, vec![110.0, 111.0]);
+        // Its run-to-run spread is pooled with A's runs (2 df against its own 1); C has one run.
+        let (s, df) = r.pooled.unwrap();
+        assert_eq!(df, 2);
+        let expect = ((2.0 * (0.5f64 / 100.5).powi(2) + 2.0 * (0.5f64 / 110.5).powi(2)) / 2.0).sqrt();
+        assert!((s - expect).abs() < 1e-12, "{s} vs {expect}");
+        // Alone, or with cards of single runs, a card pools nothing beyond its own runs.
+        assert_eq!(reference(&medians[2..], &ids[2..], "B").pooled, None);
         let r = reference(&medians, &ids, "D");
         assert_eq!(r.level, Level::Class);
         assert_eq!(r.values, vec![100.5, 110.5, 120.0]);
@@ -261,43 +298,73 @@ mod tests {
     fn band_is_a_t_prediction_interval_with_a_floor() {
         // Five runs with a 1 % relative standard deviation: t(0.995, 4) = 4.604.
         let runs = [98.585_786_437_6, 101.414_213_562_4, 100.0, 100.0, 100.0];
-        let b = band(&runs, 1, 0.99, 0.001, None, 1, None).unwrap();
+        let b = band(&Reference::of(&runs), 1, 0.99, 0.001, 1, None).unwrap();
         assert!((b.center - 100.0).abs() < 1e-6);
         assert!((b.spread - 0.01).abs() < 1e-4, "{}", b.spread);
         let expect = 4.604 * 0.01 * (1.0 + 0.2_f64).sqrt();
         assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
         // Identical runs and single runs do not give a zero band: the floor, at z = 2.576.
-        let b = band(&[100.0; 4], 1, 0.99, 0.002, None, 1, None).unwrap();
+        let b = band(&Reference::of(&[100.0; 4]), 1, 0.99, 0.002, 1, None).unwrap();
         assert_eq!(b.spread, 0.0);
         assert!((b.half_width - 2.5758 * 0.002 * 1.25_f64.sqrt()).abs() < 1e-4, "{}", b.half_width);
         // Two values that differ: t(0.995, 1) = 63.66 times their spread.
-        let b = band(&[99.0, 101.0], 1, 0.99, 0.002, None, 1, None).unwrap();
+        let b = band(&Reference::of(&[99.0, 101.0]), 1, 0.99, 0.002, 1, None).unwrap();
         let expect = 63.657 * 2.0_f64.sqrt() / 100.0 * 1.5_f64.sqrt();
         assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
-        let b = band(&[100.0], 1, 0.99, 0.002, None, 1, None).unwrap();
+        let b = band(&Reference::of(&[100.0]), 1, 0.99, 0.002, 1, None).unwrap();
         assert!((b.half_width - 2.5758 * 0.002 * 2.0_f64.sqrt()).abs() < 1e-4, "{}", b.half_width);
         // More new runs narrow the band.
         assert!(
-            band(&runs, 3, 0.99, 0.001, None, 3, None).unwrap().half_width
-                < band(&runs, 1, 0.99, 0.001, None, 1, None).unwrap().half_width
+            band(&Reference::of(&runs), 3, 0.99, 0.001, 3, None).unwrap().half_width
+                < band(&Reference::of(&runs), 1, 0.99, 0.001, 1, None).unwrap().half_width
         );
-        assert!(band(&[0.0, 0.0], 1, 0.99, 0.002, None, 1, None).is_none());
-        assert!(band(&[], 1, 0.99, 0.002, None, 1, None).is_none());
+        assert!(band(&Reference::of(&[0.0, 0.0]), 1, 0.99, 0.002, 1, None).is_none());
+        assert!(band(&Reference::of(&[]), 1, 0.99, 0.002, 1, None).is_none());
         // A class band adds the run-to-run noise of the new card's run: √(a² + (t·s)²).
-        let class = band(&[100.0; 3], 1, 0.99, 0.002, Some((0.01, 10)), 1, None).unwrap();
+        let class =
+            band(&Reference { run_spread: Some((0.01, 10)), ..Reference::of(&[100.0; 3]) }, 1, 0.99, 0.002, 1, None)
+                .unwrap();
         let a = 2.5758 * 0.002 * (1.0 + 1.0 / 3.0_f64).sqrt();
         let expect = a.hypot(3.169_3 * 0.01);
         assert!((class.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", class.half_width);
     }
 
     #[test]
+    fn a_pooled_run_spread_replaces_the_spread_of_two_runs() {
+        // Two runs of the card 2 % apart; 12 df of other cards' runs say 0.5 %.
+        let own = Reference::of(&[99.0, 101.0]);
+        let pooled = Reference { pooled: Some((0.005, 12)), ..own.clone() };
+        let alone = band(&own, 1, 0.99, 0.002, 1, None).unwrap();
+        let b = band(&pooled, 1, 0.99, 0.002, 1, None).unwrap();
+        assert_eq!((b.spread, b.df, b.k), (0.005, 12.0, 2));
+        // t(0.995, 12) = 3.055 times 0.5 %, for one new run against two: √1.5.
+        let expect = 3.055 * 0.005 * 1.5_f64.sqrt();
+        assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
+        assert!(alone.half_width > 20.0 * b.half_width, "{alone:?}");
+    }
+
+    #[test]
+    fn a_measured_prior_moderates_and_lets_an_unexplained_spread_go() {
+        // A 1 % run spread measured on 19 df; two runs 0.8 % apart (1 df) come out near 1 %.
+        let prior = VariancePrior { s0_sq: 1e-4, d0: 19.0, n: 1 };
+        let m = by_prior(&prior, 0.008, 1.0, 0.99).unwrap();
+        assert_eq!(m.df, 20.0);
+        assert!((m.spread - ((19e-4 + 0.64e-4) / 20.0_f64).sqrt()).abs() < 1e-12, "{m:?}");
+        // 6 % against 1 %: P(F(1, 19) > 36) is far below 1 %, the prior does not describe it.
+        assert_eq!(by_prior(&prior, 0.06, 1.0, 0.99), None);
+        // No spread of its own: the prior as it stands.
+        let single = by_prior(&prior, 0.0, 0.0, 0.99).unwrap();
+        assert_eq!((single.spread, single.df), (0.01, 19.0));
+    }
+
+    #[test]
     fn moderation_borrows_from_agreeing_metrics_and_spares_outliers() {
         // Thirty metrics of one family, two runs left (k = 3), spreads around 0.4 %; one metric
         // at 5 %; one within its floor; one with a single reference value.
-        let mut m: Vec<(f64, usize, f64)> = (0..30).map(|i| (0.003 + 0.0002 * f64::from(i % 10), 3, 0.002)).collect();
-        m.push((0.05, 3, 0.002));
-        m.push((0.001, 3, 0.002));
-        m.push((0.0, 1, 0.002));
+        let mut m: Vec<(f64, f64, f64)> = (0..30).map(|i| (0.003 + 0.0002 * f64::from(i % 10), 2.0, 0.002)).collect();
+        m.push((0.05, 2.0, 0.002));
+        m.push((0.001, 2.0, 0.002));
+        m.push((0.0, 0.0, 0.002));
         let out = moderate(&m, 0.99);
         let typical = out[0].unwrap();
         assert!(typical.df > 10.0, "{typical:?}");
@@ -313,22 +380,26 @@ mod tests {
         assert!(single.spread > 0.003 && single.df > 10.0, "{single:?}");
         // The moderated band of a typical metric is far narrower than t(0.995, 2) · s.
         let refs = [100.0, 100.4, 99.6];
-        let plain = band(&refs, 1, 0.99, 0.002, None, 1, None).unwrap();
-        let moderated = band(&refs, 1, 0.99, 0.002, None, 1, Some(typical)).unwrap();
+        let plain = band(&Reference::of(&refs), 1, 0.99, 0.002, 1, None).unwrap();
+        let moderated = band(&Reference::of(&refs), 1, 0.99, 0.002, 1, Some(typical)).unwrap();
         assert!(moderated.half_width < plain.half_width / 2.0, "{moderated:?} vs {plain:?}");
         // Too few metrics with two or more reference values: nothing is moderated.
         assert!(moderate(&m[..2], 0.99).iter().all(Option::is_none));
-        assert!(moderate(&[(0.003, 1, 0.002), (0.003, 1, 0.002), (0.003, 3, 0.002)], 0.99).iter().all(Option::is_none));
+        assert!(
+            moderate(&[(0.003, 0.0, 0.002), (0.003, 0.0, 0.002), (0.003, 2.0, 0.002)], 0.99)
+                .iter()
+                .all(Option::is_none)
+        );
     }
 
     #[test]
     fn two_reference_values_within_the_floor_keep_a_band_near_the_floor() {
         // A family of four metrics on two runs each, spreads 0.1-0.27 % against a 0.2 % floor.
-        let m: Vec<(f64, usize, f64)> = [0.001, 0.0024, 0.0011, 0.0027].iter().map(|&s| (s, 2usize, 0.002)).collect();
+        let m: Vec<(f64, f64, f64)> = [0.001, 0.0024, 0.0011, 0.0027].iter().map(|&s| (s, 1.0, 0.002)).collect();
         let out = moderate(&m, 0.99);
         for (i, o) in out.iter().enumerate() {
             let o = o.unwrap_or_else(|| panic!("metric {i} not moderated"));
-            let b = band(&[100.0, 100.0 * (1.0 + m[i].0)], 1, 0.99, 0.002, None, 1, Some(o)).unwrap();
+            let b = band(&Reference::of(&[100.0, 100.0 * (1.0 + m[i].0)]), 1, 0.99, 0.002, 1, Some(o)).unwrap();
             // t(0.995, 1) · s would be 63.7 · s: up to 21 % here.
             assert!(b.half_width < 0.02, "metric {i}: {b:?}");
         }

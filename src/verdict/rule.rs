@@ -32,6 +32,8 @@
 use regex::Regex;
 use serde::Serialize;
 
+use crate::stats::{MAX_PRIOR_DF, VariancePrior};
+
 /// Parameters of the verdict rule (defaults documented on each field and in the README).
 #[derive(Debug, Clone, Serialize)]
 pub struct Rule {
@@ -83,6 +85,16 @@ pub struct MetricOverride {
     /// baseline of one or a few runs cannot show how far runs of this metric stray.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_spread: Option<f64>,
+    /// Degrees of freedom `run_spread` rests on (runs minus cards of the runs that measured
+    /// it). With it the measured spread is a prior that the baseline's own runs update, as the
+    /// family prior does for other metrics: `t(run_spread_df + k − 1)` instead of `t(k − 1)`,
+    /// which is 63.7 for two runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_spread_df: Option<f64>,
+    /// Degrees of freedom `card_spread` rests on (cards minus one), likewise for class
+    /// comparisons.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_spread_df: Option<f64>,
     /// Applies only to GPU classes whose key ("nvidia-h200-cc90-132sm-140gib") contains this;
     /// `None` applies to every class.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,6 +114,8 @@ impl MetricOverride {
             noise_factor,
             card_spread: None,
             run_spread: None,
+            run_spread_df: None,
+            card_spread_df: None,
             gpu_class: None,
             regex: Some(regex),
         })
@@ -174,6 +188,15 @@ impl Rule {
             .is_some_and(|o| if class { o.card_spread.is_some() } else { o.run_spread.is_some() })
     }
 
+    /// The measured spread of the metric `key` as a prior: the first matching override's
+    /// `run_spread` on `run_spread_df` degrees of freedom, or for class comparisons its
+    /// `card_spread` on `card_spread_df`, when it gives both.
+    pub fn measured_prior(&self, key: &str, class: bool) -> Option<VariancePrior> {
+        let o = self.overrides.iter().find(|o| o.matches(key))?;
+        let (spread, d0) = if class { (o.card_spread?, o.card_spread_df?) } else { (o.run_spread?, o.run_spread_df?) };
+        Some(VariancePrior { s0_sq: spread * spread, d0, n: 1 })
+    }
+
     /// Checks that every parameter is in range; the error names the first bad one.
     pub fn validate(&self) -> Result<(), String> {
         let unit = |name: &str, v: f64, lo: f64, hi: f64| {
@@ -207,6 +230,15 @@ impl Rule {
             }
             if let Some(f) = o.card_spread {
                 unit(&format!("card_spread of `{}`", o.pattern), f, 0.0, 1.0)?;
+            }
+            for (name, df, spread) in
+                [("run_spread", o.run_spread_df, o.run_spread), ("card_spread", o.card_spread_df, o.card_spread)]
+            {
+                let Some(d) = df else { continue };
+                unit(&format!("{name}_df of `{}`", o.pattern), d, 1.0, MAX_PRIOR_DF + 1.0)?;
+                if spread.is_none() {
+                    return Err(format!("{name}_df of `{}` needs a {name}", o.pattern));
+                }
             }
         }
         Ok(())
