@@ -352,8 +352,8 @@ fn batched(class_dir: &str, cards: usize, same: [f64; 5], in_class: ([f64; 5], u
 }
 
 /// Four H100s (`GPU-1ecfc2b4` four runs, `GPU-5ca491d2`, `GPU-71ecc017`, `GPU-a7442a0c` three
-/// each). Measured: same card against its own runs 99 / 89 / 100 / 99 % at 3 %, atomics 92 % at
-/// 5 %; against every card's runs 100 / 93 / 100 / 100 %, atomics 97 %, no false alarm; class
+/// each). Measured: same card against its own runs 97 / 89 / 100 / 99 % at 3 %, atomics 91 % at
+/// 5 %; against every card's runs 99 / 93 / 100 / 99 %, atomics 97 %, no false alarm; class
 /// at 5 %: 95 / 94 / 100 / 100 %, atomics 68 %. Below the 90 % targets: same-card bandwidth
 /// against two runs of the card (the private L2 reads stray by 1-4 % between processes) and
 /// class atomics.
@@ -362,17 +362,16 @@ fn batched_atomics_h100_cards() {
     batched(
         H100,
         4,
-        [0.98, 0.88, 0.99, 0.98, 0.91],
+        [0.97, 0.88, 0.99, 0.98, 0.9],
         ([0.99, 0.92, 0.99, 0.98, 0.96], 0),
         [0.94, 0.93, 0.99, 0.99, 0.67],
     );
 }
 
 /// Four H200s, three runs each (`GPU-7723ddef`, `GPU-78bc2344`, `GPU-f4ab5a16`,
-/// `GPU-f577dc86`). Measured: same card against its own runs 100 / 83 / 100 / 99 % at 3 %,
-/// atomics 89 % at 5 %; against every card's runs 100 / 89 / 100 / 99 %, atomics 99 %, with
-/// one false alarm (`coalescing:misaligned`, -2.63 % against a ±2.6 % band on `GPU-78bc2344`,
-/// whose runs stray by 1.55 %); class at 5 %: 82 / 75 / 100 / 99 %, atomics 60 %. The H200-only
+/// `GPU-f577dc86`). Measured: same card against its own runs 100 / 82 / 100 / 99 % at 3 %,
+/// atomics 89 % at 5 %; against every card's runs 100 / 89 / 100 / 99 %, atomics 98 %, no false
+/// alarm; class at 5 %: 82 / 75 / 100 / 99 %, atomics 60 %. The H200-only
 /// `card_spread` of gpubench.toml for atomics on a sector, on a word per thread, at one thread
 /// per address and for stride-32 loads was measured on these cards (in-sample: without it,
 /// leaving `GPU-f577dc86` or `GPU-7723ddef` out gives REGRESSED).
@@ -381,8 +380,50 @@ fn batched_atomics_h200_cards() {
     batched(
         H200,
         4,
-        [0.99, 0.82, 0.99, 0.98, 0.88],
-        ([0.99, 0.88, 0.99, 0.97, 0.98], 1),
+        [0.99, 0.81, 0.99, 0.98, 0.88],
+        ([0.99, 0.88, 0.99, 0.98, 0.98], 0),
         [0.81, 0.74, 0.99, 0.98, 0.59],
     );
+}
+
+/// Default runs of cards outside every set above, recorded after the rule's spreads were set
+/// (three runs each; `results/*/runs-new-cards-2026-11-24.tar.gz`).
+const NEW_CARDS: &str = "runs-new-cards-2026-11-24.tar.gz";
+
+/// The new cards of one class: no false alarm against each card's own runs, and none for any
+/// run against the committed class baseline `baseline` (whose cards it does not hold).
+fn new_cards(class_dir: &str, baseline: &str, cards: usize) {
+    let archive = root().join(class_dir).join(NEW_CARDS);
+    let c = current_calibration(std::slice::from_ref(&archive));
+    println!("{}", calibration_markdown(&c));
+    assert_eq!(c.cards.len(), cards, "{:?}", c.cards);
+    let same = c.same_card.as_ref().unwrap();
+    assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
+    for m in [MetricClass::Latency, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(same, m, 0.03, 0.9, "same card");
+    }
+    let reference: Vec<ResultsDocument> =
+        gather(&[root().join("baselines").join(baseline)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
+    let rule = config().rule;
+    for (label, run) in gather(&[archive]).unwrap().runs {
+        let c = compare(
+            Side { label: "baseline", runs: &reference },
+            Side { label: "candidate", runs: std::slice::from_ref(&run) },
+            &rule,
+        )
+        .unwrap();
+        let regressed: Vec<String> =
+            c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).map(|m| m.key()).collect();
+        assert!(regressed.is_empty(), "{label} against the class baseline: {regressed:?}");
+    }
+}
+
+#[test]
+fn new_h100_cards_raise_no_false_alarm() {
+    new_cards(H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json", 3);
+}
+
+#[test]
+fn new_h200_cards_raise_no_false_alarm() {
+    new_cards(H200, "nvidia-h200-cc90-132sm-140gib.json", 2);
 }

@@ -6,8 +6,15 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
 
-fn recorded() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json")
+/// The committed H100 default run (stored gzipped), unpacked into `dir`.
+fn recorded_in(dir: &Path) -> PathBuf {
+    let gz =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json.gz");
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()), &mut text).unwrap();
+    let path = dir.join("default.json");
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -22,7 +29,7 @@ fn json(o: &Output) -> serde_json::Value {
 #[test]
 fn a_recorded_h100_run_gives_its_per_sm_spread_and_groups() {
     let dir = tempfile::tempdir().unwrap();
-    let file = recorded();
+    let file = recorded_in(dir.path());
     let out = dir.path().join("maps");
     let o = run(
         dir.path(),
@@ -53,7 +60,7 @@ fn a_recorded_h100_run_gives_its_per_sm_spread_and_groups() {
 #[test]
 fn an_sm_planted_30_percent_slower_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(recorded()).unwrap()).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(recorded_in(dir.path())).unwrap()).unwrap();
     let b = v["benchmarks"].as_array_mut().unwrap().iter_mut().find(|b| b["id"] == "latency/cg/4MiB").unwrap();
     let map = b["sm_maps"].as_array_mut().unwrap().iter_mut().find(|m| m["metric"] == "cycles_per_access").unwrap();
     let i = map["sm"].as_array().unwrap().iter().position(|s| s == 77).unwrap();

@@ -57,10 +57,14 @@ fn every_offline_command_survives_a_closed_stdout_with_its_own_exit_code() {
     let quick = quick.to_str().unwrap();
     let regressed = regressed_copy(dir.path());
     let regressed = regressed.to_str().unwrap();
-    let h100 = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json")
-        .to_string_lossy()
-        .into_owned();
+    // The committed H100 default run is stored gzipped: unpacked next to the other inputs.
+    let gz =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json.gz");
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()), &mut text).unwrap();
+    let h100_path = dir.path().join("h100-default.json");
+    std::fs::write(&h100_path, text).unwrap();
+    let h100 = h100_path.to_string_lossy().into_owned();
     let o = run_into_closed_pipe(dir.path(), &["baseline", "save", quick, "--name", "piped"]);
     assert_code(&["baseline", "save"], &o, 0);
     let cases: Vec<(Vec<&str>, i32)> = vec![
