@@ -78,6 +78,7 @@ struct VerdictSection {
     clock_tolerance: Option<f64>,
     min_samples: Option<usize>,
     min_fact_confidence: Option<f64>,
+    pool_run_spread: Option<bool>,
     seed: Option<u64>,
     #[serde(default)]
     metric: Vec<MetricSection>,
@@ -158,6 +159,7 @@ impl Config {
             clock_tolerance: v.clock_tolerance.unwrap_or(d.clock_tolerance),
             min_samples: v.min_samples.unwrap_or(d.min_samples),
             min_fact_confidence: v.min_fact_confidence.unwrap_or(d.min_fact_confidence),
+            pool_run_spread: v.pool_run_spread.unwrap_or(d.pool_run_spread),
             seed: v.seed.unwrap_or(d.seed),
             overrides,
         };
@@ -194,6 +196,7 @@ mod tests {
 [verdict]
 threshold = 0.03
 spread_floor = 0.001
+pool_run_spread = true
 
 [[verdict.metric]]
 match = "latency/.*/32MiB:"
@@ -212,6 +215,8 @@ max_runs = 3
         let c = Config::parse(text, Path::new("/w/gpubench.toml")).unwrap();
         assert_eq!(c.rule.threshold, 0.03);
         assert_eq!(c.rule.spread_floor, 0.001);
+        assert!(c.rule.pool_run_spread);
+        assert!(!Config::parse("", Path::new("/w/gpubench.toml")).unwrap().rule.pool_run_spread);
         assert_eq!(c.rule.for_metric("latency/ca/32MiB:ns_per_access"), (0.1, 1.0));
         let prior = c.rule.measured_prior("cache:reused", false).unwrap();
         assert!((prior.s0_sq - 1e-4).abs() < 1e-12 && prior.d0 == 19.0, "{prior:?}");

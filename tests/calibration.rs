@@ -315,7 +315,8 @@ const BATCHED: &str = "runs-batched-atomics-2026-11-24.tar.gz";
 /// and class levels, and the detection shares at 3 % (latency, bandwidth, instructions, shared
 /// memory) and 5 % (atomics) of the same card against its own runs (`same`) and against a
 /// baseline of every card's runs (`in_class`), and at 5 % of the class (`class`), each at least
-/// the given share. The same card in a class baseline is allowed `in_class_false_alarms`.
+/// the given share. The same card in a class baseline with pooled run spreads
+/// (`pool_run_spread`) is allowed `in_class.1` false alarms.
 fn batched(class_dir: &str, cards: usize, same: [f64; 5], in_class: ([f64; 5], usize), class: [f64; 5]) {
     let c = current_calibration(&[root().join(class_dir).join(BATCHED)]);
     println!("{}", calibration_markdown(&c));
@@ -353,7 +354,7 @@ fn batched(class_dir: &str, cards: usize, same: [f64; 5], in_class: ([f64; 5], u
 
 /// Four H100s (`GPU-1ecfc2b4` four runs, `GPU-5ca491d2`, `GPU-71ecc017`, `GPU-a7442a0c` three
 /// each). Measured: same card against its own runs 97 / 89 / 100 / 99 % at 3 %, atomics 91 % at
-/// 5 %; against every card's runs 99 / 93 / 100 / 99 %, atomics 97 %, no false alarm; class
+/// 5 %; against every card's runs, pooled, 99 / 93 / 100 / 99 %, atomics 97 %, no false alarm; class
 /// at 5 %: 95 / 94 / 100 / 100 %, atomics 68 %. Below the 90 % targets: same-card bandwidth
 /// against two runs of the card (the private L2 reads stray by 1-4 % between processes) and
 /// class atomics.
@@ -370,7 +371,7 @@ fn batched_atomics_h100_cards() {
 
 /// Four H200s, three runs each (`GPU-7723ddef`, `GPU-78bc2344`, `GPU-f4ab5a16`,
 /// `GPU-f577dc86`). Measured: same card against its own runs 100 / 82 / 100 / 99 % at 3 %,
-/// atomics 89 % at 5 %; against every card's runs 100 / 89 / 100 / 99 %, atomics 98 %, no false
+/// atomics 89 % at 5 %; against every card's runs, pooled, 100 / 89 / 100 / 99 %, atomics 98 %, no false
 /// alarm; class at 5 %: 82 / 75 / 100 / 99 %, atomics 60 %. The H200-only
 /// `card_spread` of gpubench.toml for atomics on a sector, on a word per thread, at one thread
 /// per address and for stride-32 loads was measured on these cards (in-sample: without it,
@@ -425,5 +426,5 @@ fn new_h100_cards_raise_no_false_alarm() {
 
 #[test]
 fn new_h200_cards_raise_no_false_alarm() {
-    new_cards(H200, "nvidia-h200-cc90-132sm-140gib.json", 2);
+    new_cards(H200, "nvidia-h200-cc90-132sm-140gib.json", 3);
 }

@@ -81,6 +81,6 @@ fn title(l: &LevelCalibration) -> &'static str {
     match (l.level, l.baseline) {
         (crate::verdict::Level::Class, _) => "class, leave one card out",
         (_, BaselineScope::Card) => "same card, leave one run out of the card's runs",
-        (_, BaselineScope::Class) => "same card, leave one run out of every card's runs",
+        (_, BaselineScope::Class) => "same card, leave one run out of every card's runs, run spread pooled",
     }
 }

@@ -3,9 +3,10 @@
 //!
 //! - **Same card, leave one run out**: for every card with two or more runs, each run in turn
 //!   is the candidate and the card's other runs are the baseline (a per-card baseline).
-//! - **Same card in a class baseline**: likewise, but the baseline also holds every other
-//!   card's runs (a baseline of the fleet that includes the candidate's card), so the
-//!   run-to-run spread is pooled over every card.
+//! - **Same card in a class baseline, pooled**: likewise, but the baseline also holds every
+//!   other card's runs (a baseline of the fleet that includes the candidate's card) and the
+//!   run-to-run spread is pooled over every card (`pool_run_spread = true`, whatever the
+//!   rule's own setting), to show what pooling gains and costs.
 //! - **Class, leave one card out**: for every card, when two or more other cards remain, each
 //!   of its runs in turn is the candidate and the other cards' runs are the baseline.
 //!
@@ -156,8 +157,9 @@ pub struct Calibration {
     /// Same-card leave-one-run-out calibration against the card's other runs, when a card has
     /// two or more runs.
     pub same_card: Option<LevelCalibration>,
-    /// Same-card leave-one-run-out calibration against every other run of every card, when
-    /// there are two or more cards and a card has two or more runs.
+    /// Same-card leave-one-run-out calibration against every other run of every card, with the
+    /// run-to-run spread pooled over the cards, when there are two or more cards and a card has
+    /// two or more runs.
     pub same_card_in_class: Option<LevelCalibration>,
     /// Leave-one-card-out calibration, when there are three or more cards.
     pub class: Option<LevelCalibration>,
@@ -237,7 +239,10 @@ pub fn calibrate(mut runs: Vec<(String, ResultsDocument)>, rule: &Rule) -> Resul
         shifts: SHIFTS.to_vec(),
         same_card: (!same.is_empty()).then(|| level(Level::SameCard, BaselineScope::Card, &same, rule)).transpose()?,
         same_card_in_class: (!same_in_class.is_empty())
-            .then(|| level(Level::SameCard, BaselineScope::Class, &same_in_class, rule))
+            .then(|| {
+                let pooled = Rule { pool_run_spread: true, ..rule.clone() };
+                level(Level::SameCard, BaselineScope::Class, &same_in_class, &pooled)
+            })
             .transpose()?,
         class: (!class.is_empty()).then(|| level(Level::Class, BaselineScope::Class, &class, rule)).transpose()?,
     })

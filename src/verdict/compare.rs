@@ -358,7 +358,7 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
 
     let key = old.key();
     let (minimum, band_factor) = rule.for_metric(&key);
-    let reference = level::reference(b_runs, b_uuids, candidate_uuid);
+    let reference = level::reference(b_runs, b_uuids, candidate_uuid, rule.pool_run_spread);
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
     // A spread on fewer than two degrees of freedom (two reference values and no pooled

@@ -79,15 +79,16 @@ pub(crate) struct Reference {
 }
 
 /// Picks the level for a candidate measured on `candidate_uuid`, given the baseline's run
-/// medians and the UUID of each run (same length).
-pub(crate) fn reference(run_medians: &[f64], run_uuids: &[String], candidate_uuid: &str) -> Reference {
+/// medians and the UUID of each run (same length); `pool` pools a same-card reference's
+/// run-to-run spread over every card's runs.
+pub(crate) fn reference(run_medians: &[f64], run_uuids: &[String], candidate_uuid: &str, pool: bool) -> Reference {
     let mut cards: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for (m, u) in run_medians.iter().zip(run_uuids) {
         cards.entry(u.as_str()).or_default().push(*m);
     }
     if let Some(own) = cards.get(candidate_uuid) {
         let own_df = own.len().saturating_sub(1) as u32;
-        let pooled = pooled_run_spread(cards.values()).filter(|(_, df)| *df > own_df);
+        let pooled = pooled_run_spread(cards.values()).filter(|(_, df)| pool && *df > own_df);
         return Reference { level: Level::SameCard, values: own.clone(), run_spread: None, pooled };
     }
     if cards.len() >= 2 {
@@ -272,7 +273,7 @@ mod tests {
     fn the_candidates_card_selects_its_own_runs() {
         let medians = [100.0, 101.0, 110.0, 111.0, 120.0];
         let ids = uuids(&["A", "A", "B", "B", "C"]);
-        let r = reference(&medians, &ids, "B");
+        let r = reference(&medians, &ids, "B", true);
         assert_eq!(r.level, Level::SameCard);
         assert_eq!(r.values, vec![110.0, 111.0]);
         // Its run-to-run spread is pooled with A's runs (2 df against its own 1); C has one run.
@@ -281,8 +282,10 @@ mod tests {
         let expect = ((2.0 * (0.5f64 / 100.5).powi(2) + 2.0 * (0.5f64 / 110.5).powi(2)) / 2.0).sqrt();
         assert!((s - expect).abs() < 1e-12, "{s} vs {expect}");
         // Alone, or with cards of single runs, a card pools nothing beyond its own runs.
-        assert_eq!(reference(&medians[2..], &ids[2..], "B").pooled, None);
-        let r = reference(&medians, &ids, "D");
+        assert_eq!(reference(&medians[2..], &ids[2..], "B", true).pooled, None);
+        // Not asked for: the card's own runs only.
+        assert_eq!(reference(&medians, &ids, "B", false).pooled, None);
+        let r = reference(&medians, &ids, "D", true);
         assert_eq!(r.level, Level::Class);
         assert_eq!(r.values, vec![100.5, 110.5, 120.0]);
         // Runs of A and B around their card means: (0.5/100.5)² · 2 + (0.5/110.5)² · 2, 2 df.
@@ -290,7 +293,7 @@ mod tests {
         let expect = ((2.0 * (0.5f64 / 100.5).powi(2) + 2.0 * (0.5f64 / 110.5).powi(2)) / 2.0).sqrt();
         assert_eq!(df, 2);
         assert!((s - expect).abs() < 1e-12, "{s} vs {expect}");
-        let r = reference(&medians[..2], &ids[..2], "D");
+        let r = reference(&medians[..2], &ids[..2], "D", true);
         assert_eq!(r.level, Level::OtherCard);
     }
 

@@ -101,7 +101,7 @@ impl BaselineKind {
                 format!("per-card baseline: {} of this card ({short}), run-to-run spread", plural(self.runs, "run"))
             }
             Level::SameCard => format!(
-                "per-card comparison within a class baseline of {}, {}: {} of this card ({short}), run-to-run spread pooled over every card's runs",
+                "per-card comparison within a class baseline of {}, {}: {} of this card ({short}), run-to-run spread",
                 plural(self.cards, "card"),
                 plural(self.runs, "run"),
                 plural(self.same_card_runs, "run")

@@ -58,6 +58,11 @@ pub struct Rule {
     /// Facts that differ are REGRESSED only when both inferences are at least this confident
     /// (default 0.9); otherwise INCONCLUSIVE.
     pub min_fact_confidence: f64,
+    /// Judge a card against its runs in a baseline of several cards with the run-to-run spread
+    /// pooled over every card's runs (default false: the card's own runs). More degrees of
+    /// freedom, so more power, but a card whose runs stray more than the others' (heavy-tailed
+    /// metrics) can then raise false alarms (README, "Verdicts").
+    pub pool_run_spread: bool,
     /// Seed kept for reproducible resampling by callers (the run-level rule itself is
     /// deterministic).
     pub seed: u64,
@@ -137,6 +142,7 @@ impl Default for Rule {
             clock_tolerance: 0.01,
             min_samples: 5,
             min_fact_confidence: 0.9,
+            pool_run_spread: false,
             seed: 0,
             overrides: Vec::new(),
         }
