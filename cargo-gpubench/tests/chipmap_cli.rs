@@ -4,17 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
 
-/// The committed H100 default run (stored gzipped), unpacked into `dir`.
+/// The committed H100 default run, unpacked into `dir`.
 fn recorded_in(dir: &Path) -> PathBuf {
-    let gz =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json.gz");
-    let mut text = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()), &mut text).unwrap();
-    let path = dir.join("default.json");
-    std::fs::write(&path, text).unwrap();
-    path
+    common::recorded_h100_default(dir, "default.json")
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {

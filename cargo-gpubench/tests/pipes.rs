@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
 
 fn fixture(name: &str) -> PathBuf {
@@ -57,13 +59,7 @@ fn every_offline_command_survives_a_closed_stdout_with_its_own_exit_code() {
     let quick = quick.to_str().unwrap();
     let regressed = regressed_copy(dir.path());
     let regressed = regressed.to_str().unwrap();
-    // The committed H100 default run is stored gzipped: unpacked next to the other inputs.
-    let gz =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json.gz");
-    let mut text = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()), &mut text).unwrap();
-    let h100_path = dir.path().join("h100-default.json");
-    std::fs::write(&h100_path, text).unwrap();
+    let h100_path = common::recorded_h100_default(dir.path(), "h100-default.json");
     let h100 = h100_path.to_string_lossy().into_owned();
     let o = run_into_closed_pipe(dir.path(), &["baseline", "save", quick, "--name", "piped"]);
     assert_code(&["baseline", "save"], &o, 0);
