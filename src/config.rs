@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+#[cfg(test)]
+use crate::verdict::Scope;
 use crate::verdict::{MetricOverride, Rule};
 
 /// File name looked up in the workspace (and its parents).
@@ -95,6 +97,7 @@ struct MetricSection {
     run_spread: Option<f64>,
     run_spread_df: Option<f64>,
     card_spread_df: Option<f64>,
+    card_spread_across_boards: Option<bool>,
     gpu_class: Option<String>,
 }
 
@@ -147,6 +150,7 @@ impl Config {
             o.run_spread = m.run_spread;
             o.run_spread_df = m.run_spread_df;
             o.card_spread_df = m.card_spread_df;
+            o.card_spread_across_boards = m.card_spread_across_boards.unwrap_or(false);
             o.gpu_class = m.gpu_class;
             overrides.push(o);
         }
@@ -208,6 +212,12 @@ run_spread = 0.01
 run_spread_df = 19
 card_spread = 0.02
 
+[[verdict.metric]]
+match = "^dram:"
+card_spread = 0.02
+card_spread_df = 3
+card_spread_across_boards = true
+
 [baseline]
 dir = "ci/baselines"
 max_runs = 3
@@ -218,10 +228,15 @@ max_runs = 3
         assert!(c.rule.pool_run_spread);
         assert!(!Config::parse("", Path::new("/w/gpubench.toml")).unwrap().rule.pool_run_spread);
         assert_eq!(c.rule.for_metric("latency/ca/32MiB:ns_per_access"), (0.1, 1.0));
-        let prior = c.rule.measured_prior("cache:reused", false).unwrap();
+        let prior = c.rule.measured_prior("cache:reused", Scope::SameCard).unwrap();
         assert!((prior.s0_sq - 1e-4).abs() < 1e-12 && prior.d0 == 19.0, "{prior:?}");
-        assert_eq!(c.rule.measured_prior("cache:reused", true), None, "no card_spread_df");
-        assert_eq!(c.rule.measured_prior("latency/ca/32MiB:x", false), None);
+        assert_eq!(c.rule.measured_prior("cache:reused", Scope::Class), None, "no card_spread_df");
+        assert_eq!(c.rule.measured_prior("latency/ca/32MiB:x", Scope::SameCard), None);
+        // A card spread measured across boards serves a class taken whole, not one split by board.
+        assert!(c.rule.measured_prior("dram:latency", Scope::Class).is_some());
+        assert_eq!(c.rule.measured_prior("dram:latency", Scope::ClassByBoard), None);
+        assert_eq!(c.rule.card_floor("dram:latency", true), c.rule.card_spread_floor);
+        assert_eq!(c.rule.card_floor("dram:latency", false), 0.02);
         assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
         assert_eq!(c.max_runs, 3);
     }

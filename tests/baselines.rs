@@ -75,6 +75,39 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
     assert_eq!(names, ["nvidia-h200-cc90-132sm-140gib.json"]);
 }
 
+/// A baseline kept compressed (`<class>.json.gz`, as a repository may hold it) is found,
+/// read, appended to and stays compressed; nothing else is written beside it.
+#[test]
+fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("baselines"));
+    let doc = default_run();
+    let key = class_key(&doc);
+    let (plain, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
+    let compressed = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json.gz");
+    std::fs::write(&compressed, gpubench::results::gzipped(&std::fs::read(&plain).unwrap())).unwrap();
+    std::fs::remove_file(&plain).unwrap();
+    assert_eq!(store.path(&key), compressed);
+    let (path, loaded) = store.load(&key).unwrap().unwrap();
+    assert_eq!((path, loaded.runs.len()), (compressed.clone(), 1));
+    let mut second = doc.clone();
+    second.created_unix_s += 60;
+    let (path, saved) = store.save(&key, vec![second], SaveMode::Append { max_runs: 5 }, 1_700_000_100).unwrap();
+    assert_eq!((path, saved.runs.len()), (compressed.clone(), 2));
+    assert!(std::fs::read(&compressed).unwrap().starts_with(&[0x1f, 0x8b]), "still gzip");
+    let names: Vec<String> =
+        std::fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names, ["nvidia-h200-cc90-132sm-140gib.json.gz"]);
+    let listed = store.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].baseline.as_ref().unwrap().runs.len(), 2);
+    // A broken gzip stream is a data error that names the file.
+    std::fs::write(&compressed, [0x1f, 0x8b, 0x08, 0x00, 0x01]).unwrap();
+    let err = store.load(&key).unwrap_err();
+    assert_eq!(err.exit_code(), gpubench::error::exit::DATA);
+    assert!(err.to_string().contains("not a readable gzip stream"), "{err}");
+}
+
 #[test]
 fn named_and_per_gpu_baselines_live_in_their_own_files() {
     let dir = tempfile::tempdir().unwrap();

@@ -355,7 +355,8 @@ fn batched(class_dir: &str, cards: usize, same: [f64; 5], in_class: ([f64; 5], u
 /// Four H100s (`GPU-1ecfc2b4` four runs, `GPU-5ca491d2`, `GPU-71ecc017`, `GPU-a7442a0c` three
 /// each). Measured: same card against its own runs 97 / 89 / 100 / 99 % at 3 %, atomics 91 % at
 /// 5 %; against every card's runs, pooled, 99 / 93 / 100 / 99 %, atomics 97 %, no false alarm; class
-/// at 5 %: 95 / 94 / 100 / 100 %, atomics 68 %. Below the 90 % targets: same-card bandwidth
+/// at 5 %: 95 / 94 / 100 / 100 %, atomics 72 % (68 % before the contended atomics took their
+/// measured card spread). Below the 90 % targets: same-card bandwidth
 /// against two runs of the card (the private L2 reads stray by 1-4 % between processes) and
 /// class atomics.
 #[test]
@@ -372,7 +373,8 @@ fn batched_atomics_h100_cards() {
 /// Four H200s, three runs each (`GPU-7723ddef`, `GPU-78bc2344`, `GPU-f4ab5a16`,
 /// `GPU-f577dc86`). Measured: same card against its own runs 100 / 82 / 100 / 99 % at 3 %,
 /// atomics 89 % at 5 %; against every card's runs, pooled, 100 / 89 / 100 / 99 %, atomics 98 %, no false
-/// alarm; class at 5 %: 82 / 75 / 100 / 99 %, atomics 60 %. The H200-only
+/// alarm; class at 5 %: 82 / 75 / 100 / 99 %, atomics 57 % (60 % before the contended atomics
+/// took their measured card spread, 1.22 %). The H200-only
 /// `card_spread` of gpubench.toml for atomics on a sector, on a word per thread, at one thread
 /// per address and for stride-32 loads was measured on these cards (in-sample: without it,
 /// leaving `GPU-f577dc86` or `GPU-7723ddef` out gives REGRESSED).
@@ -383,7 +385,7 @@ fn batched_atomics_h200_cards() {
         4,
         [0.99, 0.81, 0.99, 0.98, 0.88],
         ([0.99, 0.88, 0.99, 0.98, 0.98], 0),
-        [0.81, 0.74, 0.99, 0.98, 0.59],
+        [0.81, 0.74, 0.99, 0.98, 0.56],
     );
 }
 
@@ -421,10 +423,146 @@ fn new_cards(class_dir: &str, baseline: &str, cards: usize) {
 
 #[test]
 fn new_h100_cards_raise_no_false_alarm() {
-    new_cards(H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json", 3);
+    new_cards(H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", 3);
 }
 
 #[test]
 fn new_h200_cards_raise_no_false_alarm() {
-    new_cards(H200, "nvidia-h200-cc90-132sm-140gib.json", 3);
+    new_cards(H200, "nvidia-h200-cc90-132sm-140gib.json.gz", 3);
+}
+
+/// Default runs that carry their board part number (two runs each of six H200s: four of board
+/// 692-2G520-0282-001, two of -000; three H100s: one of 692-2G520-0200-500, two of
+/// 695-2G520-0200-000; `results/*/runs-boards-2026-11-24.tar.gz`, recorded after the rule's
+/// spreads were set except the contended atomics' card spread, which a card of this set showed
+/// was missing).
+const BOARDS: &str = "runs-boards-2026-11-24.tar.gz";
+
+fn without_boards(runs: Vec<(String, ResultsDocument)>) -> Vec<(String, ResultsDocument)> {
+    runs.into_iter()
+        .map(|(l, mut r)| {
+            r.gpu.board_part_number = None;
+            r.gpu.vbios_version = None;
+            (l, r)
+        })
+        .collect()
+}
+
+/// H200 boards differ in their DRAM: -001 chases 128 MiB at 670 cycles, -000 at 694. A card
+/// with three or more cards of its board in the class baseline is judged against those (8 of
+/// the 12 leave-one-card-out comparisons here; the -000 cards, one left, against the class
+/// whole). Measured at 5 %: latency 100 % (88 % with the class whole), bandwidth 92 %,
+/// instructions 100 %, shared memory 99 %, atomics 57 %; no false alarm at any level.
+#[test]
+fn h200_cards_are_judged_against_their_board() {
+    let archive = root().join(H200).join(BOARDS);
+    let runs = gather(std::slice::from_ref(&archive)).unwrap().runs;
+    let rule = config().rule;
+    let c = calibrate(runs.clone(), &rule).unwrap();
+    println!("{}", calibration_markdown(&c));
+    assert_eq!(c.cards.len(), 6, "{:?}", c.cards);
+    let same = c.same_card.as_ref().unwrap();
+    assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
+    let class = c.class.as_ref().unwrap();
+    assert_eq!((class.comparisons, class.by_board), (12, 8));
+    assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
+    for (m, min) in [
+        (MetricClass::Latency, 0.99),
+        (MetricClass::Bandwidth, 0.9),
+        (MetricClass::Instructions, 0.99),
+        (MetricClass::SharedMemory, 0.98),
+        (MetricClass::Atomics, 0.55),
+    ] {
+        at_least(class, m, 0.05, min, "class by board");
+    }
+    assert!(calibration_markdown(&c).contains("against the cards of the candidate's board: 8 of 12"));
+    // The same runs without their boards: the DRAM chases of a -001 card hide in the -000 cards'.
+    let whole = calibrate(without_boards(runs.clone()), &rule).unwrap();
+    let whole_class = whole.class.as_ref().unwrap();
+    assert_eq!((whole_class.by_board, whole_class.aa.regressed), (0, 0));
+    let latency = |l: &LevelCalibration| l.detected(MetricClass::Latency, 0.05).unwrap();
+    assert!(latency(class) > latency(whole_class) + 0.1, "{} vs {}", latency(class), latency(whole_class));
+
+    // One run of a -001 card against the other five cards: the report names the board.
+    let (candidate, baseline): (Vec<_>, Vec<_>) =
+        runs.into_iter().map(|(_, r)| r).partition(|r| r.gpu.uuid.starts_with("GPU-b6472ce0"));
+    let c =
+        compare(Side { label: "baseline", runs: &baseline }, Side { label: "candidate", runs: &candidate[..1] }, &rule)
+            .unwrap();
+    let kind = &c.baseline_kind;
+    assert_eq!((kind.board.as_deref(), kind.board_cards), (Some("692-2G520-0282-001"), Some(3)));
+    assert!(kind.describe().contains("against the 3 cards of board 692-2G520-0282-001"), "{}", kind.describe());
+    // Shifted by 5 %, its DRAM chases are REGRESSED; taken against the class whole they are not.
+    let shifted = gpubench::verdict::calibrate::shifted(&candidate[0], 0.05);
+    let judge = |baseline: &[ResultsDocument]| {
+        compare(
+            Side { label: "baseline", runs: baseline },
+            Side { label: "candidate", runs: std::slice::from_ref(&shifted) },
+            &rule,
+        )
+        .unwrap()
+        .metrics
+        .into_iter()
+        .find(|m| m.key() == "latency/ca/128MiB:cycles_per_access")
+        .unwrap()
+        .verdict
+    };
+    assert_eq!(judge(&baseline), Verdict::Regressed);
+    let anonymous: Vec<ResultsDocument> = without_boards(baseline.into_iter().map(|r| (String::new(), r)).collect())
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    assert_ne!(judge(&anonymous), Verdict::Regressed);
+}
+
+/// H100 boards differ little (692-2G520-0200-500 chases 128 MiB at 686 cycles, 695-...-000 at
+/// 690) and no board has three cards here: every class comparison takes the class whole, with
+/// no false alarm.
+#[test]
+fn h100_cards_of_two_boards_raise_no_false_alarm() {
+    let c = current_calibration(&[root().join(H100).join(BOARDS)]);
+    println!("{}", calibration_markdown(&c));
+    assert_eq!(c.cards.len(), 3, "{:?}", c.cards);
+    assert_eq!(c.same_card.as_ref().unwrap().aa.regressed, 0);
+    let class = c.class.as_ref().unwrap();
+    assert_eq!((class.by_board, class.aa.regressed), (0, 0), "{:?}", class.false_alarms);
+}
+
+/// One default run each of three more H200s, recorded after the rule and gpubench.toml were
+/// final (`runs-boards-out-of-sample-2026-11-24.tar.gz`): two of board -001, one of -000.
+const BOARDS_OUT_OF_SAMPLE: &str = "runs-boards-out-of-sample-2026-11-24.tar.gz";
+
+/// Out of sample: each new card against a class baseline of the six cards with boards
+/// (0 REGRESSED; the -001 cards against the four of their board), and the nine cards together,
+/// leave one card out: no false alarm, and at 5 % latency 100 %, bandwidth 92 %, instructions
+/// 100 %, shared memory 99 % (atomics 60 %), 10 of 15 comparisons split by board.
+#[test]
+fn new_h200_cards_are_judged_by_board_without_false_alarm() {
+    let rule = config().rule;
+    let six: Vec<ResultsDocument> =
+        gather(&[root().join(H200).join(BOARDS)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
+    let new = gather(&[root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]).unwrap().runs;
+    assert_eq!(new.len(), 3);
+    for (label, run) in &new {
+        let c = compare(
+            Side { label: "baseline", runs: &six },
+            Side { label: "candidate", runs: std::slice::from_ref(run) },
+            &rule,
+        )
+        .unwrap();
+        let regressed: Vec<String> =
+            c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).map(|m| m.key()).collect();
+        assert!(regressed.is_empty(), "{label}: {regressed:?}");
+        let fast = run.gpu.board_part_number.as_deref() == Some("692-2G520-0282-001");
+        assert_eq!(c.baseline_kind.board_cards, fast.then_some(4), "{label}");
+    }
+    let c = current_calibration(&[root().join(H200).join(BOARDS), root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]);
+    println!("{}", calibration_markdown(&c));
+    let class = c.class.as_ref().unwrap();
+    assert_eq!((c.cards.len(), class.comparisons, class.by_board), (9, 15, 10));
+    assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
+    for m in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(class, m, 0.05, 0.9, "class, nine cards");
+    }
+    at_least(class, MetricClass::Atomics, 0.05, 0.55, "class, nine cards");
 }

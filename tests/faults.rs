@@ -177,8 +177,10 @@ fn every_committed_results_and_baseline_file_is_accepted() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
+            } else if path.extension().is_some_and(|e| e == "json") || path.to_string_lossy().ends_with(".json.gz") {
+                let bytes = std::fs::read(&path).unwrap();
+                let text =
+                    String::from_utf8_lossy(&gpubench::results::decompressed(&path, &bytes).unwrap()).into_owned();
                 if text.contains("\"gpubench.results/1\"") || text.contains("\"gpubench.baseline/1\"") {
                     let head = &text[..text.len().min(200)];
                     if head.contains("gpubench.results/1") || head.contains("gpubench.baseline/1") {

@@ -54,6 +54,7 @@ impl RunsFile {
         struct Tag {
             schema: Option<String>,
         }
+        let bytes = &*crate::results::decompressed(path, bytes)?;
         let tag: Option<Tag> = serde_json::from_slice(bytes).ok();
         match tag.and_then(|t| t.schema).as_deref() {
             Some(BASELINE_SCHEMA) => Ok(RunsFile::Baseline(Box::new(Baseline::parse(path, bytes)?))),

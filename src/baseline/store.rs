@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::validate::{check_baseline, check_runs};
 use super::{Baseline, BaselineKey};
 use crate::error::{Error, Result};
-use crate::results::{ResultsDocument, check_regular_file, write_atomic_checked};
+use crate::results::{ResultsDocument, check_regular_file, gzipped, is_gzipped_name, write_atomic_checked};
 
 /// How a save treats an existing baseline file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,9 +46,12 @@ impl Store {
         &self.dir
     }
 
-    /// Where the baseline for `key` lives.
+    /// Where the baseline for `key` lives: `<name>.json`, or `<name>.json.gz` where only the
+    /// compressed file exists (a baseline kept small in a repository; saves keep it compressed).
     pub fn path(&self, key: &BaselineKey) -> PathBuf {
-        self.dir.join(key.file_name())
+        let plain = self.dir.join(key.file_name());
+        let compressed = self.dir.join(format!("{}.gz", key.file_name()));
+        if !plain.exists() && compressed.exists() { compressed } else { plain }
     }
 
     /// The baseline for `key`: `None` when there is no such file, an error when the file
@@ -122,6 +125,9 @@ impl Store {
         check_baseline(&baseline).map_err(refused)?;
         let mut bytes = serde_json::to_vec(&baseline).map_err(|e| refused(e.to_string()))?;
         bytes.push(b'\n');
+        if is_gzipped_name(&path) {
+            bytes = gzipped(&bytes);
+        }
         write_atomic_checked(&path, &bytes, |back| {
             let read = Baseline::parse(&path, back).map_err(|e| refused(format!("it would not read back: {e}")))?;
             check_baseline(&read).map_err(|why| refused(format!("it would not read back: {why}")))?;
@@ -133,7 +139,8 @@ impl Store {
         Ok((path, baseline))
     }
 
-    /// Every `*.json` file of the folder (hidden and temporary files skipped), sorted by name;
+    /// Every `*.json` and `*.json.gz` file of the folder (hidden and temporary files skipped),
+    /// sorted by name;
     /// an absent folder lists nothing.
     pub fn list(&self) -> Result<Vec<Listed>> {
         let entries = match std::fs::read_dir(&self.dir) {
@@ -145,7 +152,7 @@ impl Store {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !name.starts_with('.') && name.ends_with(".json") && p.is_file()
+                !name.starts_with('.') && (name.ends_with(".json") || name.ends_with(".json.gz")) && p.is_file()
             })
             .collect();
         paths.sort();

@@ -51,6 +51,8 @@ pub(super) fn read(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<GpuIdentity
         bus_width_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
         total_mem_bytes,
         ecc_enabled: attr(A::CU_DEVICE_ATTRIBUTE_ECC_ENABLED)? != 0,
+        board_part_number: None,
+        vbios_version: None,
     })
 }
 

@@ -113,7 +113,10 @@ impl Gpu {
         // SAFETY: every buffer and launch of this process uses the one stream below.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().cuda_context(|| "creating a stream".into())?;
-        let identity = identity::read(&ctx, ordinal)?;
+        let mut identity = identity::read(&ctx, ordinal)?;
+        let board = crate::telemetry::board_identity(&identity.uuid);
+        identity.board_part_number = board.part_number;
+        identity.vbios_version = board.vbios_version;
         let (api_major, api_minor) = driver_api_version()?;
         let stack = Stack {
             driver_version: crate::telemetry::driver_release(),

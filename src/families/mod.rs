@@ -65,6 +65,8 @@ pub(crate) fn test_identity() -> GpuIdentity {
         bus_width_bits: 5120,
         total_mem_bytes: 80 << 30,
         ecc_enabled: true,
+        board_part_number: None,
+        vbios_version: None,
     }
 }
 

@@ -53,7 +53,7 @@ impl FleetRule {
     /// the between-card spread floor the verdict rule sets for the metric (gpubench.toml
     /// `card_spread`, a standard deviation, turned into a MAD), whichever is larger.
     pub fn mad_floor_for(&self, key: &str) -> f64 {
-        self.mad_floor.max(self.verdict.card_floor(key) / 1.4826)
+        self.mad_floor.max(self.verdict.card_floor(key, false) / 1.4826)
     }
 
     /// The minimum relative effect of metric `key` ("<benchmark id>:<metric>").

@@ -107,6 +107,7 @@ fn read_file(p: &Path, loaded: &mut Loaded, named: bool) -> Result<()> {
 /// Files our own of `bytes` go into `loaded`; others are skipped (or, when `named` on the
 /// command line, refused).
 fn take(p: &Path, origin: &str, host: Option<String>, bytes: &[u8], named: bool, loaded: &mut Loaded) -> Result<()> {
+    let bytes = &*crate::results::decompressed(p, bytes)?;
     let value = serde_json::from_slice::<serde_json::Value>(bytes).ok();
     let schema = value.as_ref().and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));
     match schema.as_deref() {

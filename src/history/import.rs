@@ -85,6 +85,7 @@ fn read_tar_gz(path: &Path, found: &mut Found) -> Result<()> {
 /// Adds the document when it is a results document; lists it as skipped when it is JSON of
 /// another kind.
 fn maybe_record(path: &Path, bytes: &[u8], source: &str, found: &mut Found) -> Result<()> {
+    let bytes = &*crate::results::decompressed(path, bytes)?;
     let schema = serde_json::from_slice::<serde_json::Value>(bytes)
         .ok()
         .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));

@@ -203,7 +203,7 @@ pub fn shown(path: &Path) -> String {
 
 /// Whether a `--baseline` value names a file rather than a baseline in the folder.
 pub fn is_file_argument(value: &str) -> bool {
-    value.contains('/') || value.ends_with(".json")
+    value.contains('/') || value.ends_with(".json") || value.ends_with(".json.gz")
 }
 
 /// The current folder.

@@ -51,6 +51,12 @@ pub fn calibration_markdown(c: &Calibration) -> String {
         }
         s.push_str(&missed_list(l));
     }
+    if let Some(l) = c.class.as_ref().filter(|l| l.by_board > 0) {
+        s.push_str(&format!(
+            "\nClass comparisons against the cards of the candidate's board: {} of {} (the rest against the class whole).\n",
+            l.by_board, l.comparisons
+        ));
+    }
     s
 }
 

@@ -18,6 +18,8 @@ pub fn info_table(gpu: &GpuIdentity, stack: &Stack, status: Option<&DeviceStatus
         ("uuid", gpu.uuid.clone()),
         ("pci bus", gpu.pci_bus_id.clone()),
         ("class", gpu.class_key().slug()),
+        ("board part number", opt(gpu.board_part_number.clone())),
+        ("VBIOS", opt(gpu.vbios_version.clone())),
         ("compute capability", format!("{}.{}", gpu.cc_major, gpu.cc_minor)),
         ("SMs", gpu.sm_count.to_string()),
         ("L2", format!("{} KiB", gpu.l2_bytes >> 10)),

@@ -69,6 +69,9 @@ fn properties(x: &mut String, c: &Comparison) {
     prop("baseline_level", c.baseline_kind.level.label());
     prop("baseline_cards", &c.baseline_kind.cards.to_string());
     prop("baseline_runs", &c.baseline_kind.runs.to_string());
+    if let Some(board) = &c.baseline_kind.board {
+        prop("baseline_board", board);
+    }
     prop("stack", &c.upgrade.stack_line());
     prop("code", &c.upgrade.kernels_line());
     x.push_str("    </properties>\n");

@@ -1,6 +1,8 @@
-//! Reading and writing our JSON documents: atomic writes, strict schema checks on read.
+//! Reading and writing our JSON documents: atomic writes, strict schema checks on read. A
+//! document may be stored gzip-compressed (`.json.gz`): readers recognise the gzip magic bytes.
 
-use std::io::Write;
+use std::borrow::Cow;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use serde::Serialize;
@@ -65,9 +67,43 @@ pub fn read_json<T: DeserializeOwned>(path: &Path, schema: &str) -> Result<T> {
     parse_json(path, &bytes, schema)
 }
 
-/// Parses `bytes` as [`read_json`] does (`path` only names the source in errors).
+/// Largest document a gzip stream may expand to (a baseline of many runs is tens of MB).
+const MAX_DECOMPRESSED_BYTES: u64 = 4 << 30;
+
+/// The bytes of a stored document: a gzip stream (recognised by its magic bytes) decompressed,
+/// anything else as it is. A broken or oversized stream is a data error naming `path`.
+pub fn decompressed<'a>(path: &Path, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Cow::Borrowed(bytes));
+    }
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .take(MAX_DECOMPRESSED_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::data(path, format!("not a readable gzip stream ({e})")))?;
+    if out.len() as u64 > MAX_DECOMPRESSED_BYTES {
+        return Err(Error::data(path, format!("expands beyond {} GiB", MAX_DECOMPRESSED_BYTES >> 30)));
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// `bytes` as a gzip stream, for a document stored as `.json.gz`.
+pub fn gzipped(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    enc.write_all(bytes).and_then(|()| enc.finish()).unwrap_or_default()
+}
+
+/// Whether `path` names a gzip-compressed document (`.gz`).
+pub fn is_gzipped_name(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "gz")
+}
+
+/// Parses `bytes` as [`read_json`] does (`path` only names the source in errors); a gzip
+/// stream is decompressed first.
 pub fn parse_json<T: DeserializeOwned>(path: &Path, bytes: &[u8], schema: &str) -> Result<T> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+    let bytes = decompressed(path, bytes)?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         let what = if e.is_eof() { "truncated JSON" } else { "not valid JSON" };
         Error::data(path, format!("{what} ({e})"))
     })?;

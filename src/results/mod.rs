@@ -6,7 +6,8 @@ mod schema;
 
 pub use check::check_document;
 pub use io::{
-    check_regular_file, parse_json, read_json, write_atomic, write_atomic_checked, write_json, write_json_compact,
+    check_regular_file, decompressed, gzipped, is_gzipped_name, parse_json, read_json, write_atomic,
+    write_atomic_checked, write_json, write_json_compact,
 };
 pub use schema::*;
 

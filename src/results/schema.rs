@@ -75,6 +75,14 @@ pub struct GpuIdentity {
     pub total_mem_bytes: u64,
     /// Whether ECC is on.
     pub ecc_enabled: bool,
+    /// The board's part number as NVML reports it ("692-2G520-0282-001"), where NVML answers.
+    /// Boards of one class can differ in their memory parts: class baselines judge a card
+    /// against the cards of its board where they hold them (README, "Verdicts").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_part_number: Option<String>,
+    /// The VBIOS version as NVML reports it, where NVML answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vbios_version: Option<String>,
 }
 
 impl GpuIdentity {

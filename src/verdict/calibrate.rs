@@ -111,6 +111,9 @@ pub struct LevelCalibration {
     pub baseline: BaselineScope,
     /// Comparisons made (candidate runs).
     pub comparisons: usize,
+    /// Class comparisons judged against the cards of the candidate's board (the runs carry
+    /// board part numbers and the baseline holds several boards, README "Verdicts").
+    pub by_board: usize,
     /// Verdict counts over every A/A comparison.
     pub aa: Counts,
     /// A/A metrics that came out REGRESSED, with how often ("benchmark:metric" -> count).
@@ -259,6 +262,7 @@ fn level(
     let mut totals: BTreeMap<MetricClass, (usize, Vec<usize>, usize)> = BTreeMap::new();
     let mut missed: BTreeMap<String, Missed> = BTreeMap::new();
     let missed_at = SHIFTS.iter().position(|s| (s - MISSED_AT).abs() < 1e-9);
+    let mut by_board = 0;
     for (baseline, candidate) in pairs {
         let judge = |run: &ResultsDocument| {
             compare(
@@ -268,6 +272,7 @@ fn level(
             )
         };
         let c = judge(candidate)?;
+        by_board += usize::from(c.baseline_kind.board.is_some());
         for m in &c.metrics {
             aa.add(m.verdict);
             if m.verdict == Verdict::Regressed {
@@ -305,7 +310,7 @@ fn level(
         })
         .collect();
     missed.retain(|_, m| m.missed > 0);
-    Ok(LevelCalibration { level, baseline, comparisons: pairs.len(), aa, false_alarms, power, missed })
+    Ok(LevelCalibration { level, baseline, comparisons: pairs.len(), by_board, aa, false_alarms, power, missed })
 }
 
 /// `run` with every sample of every metric moved by `shift` in the bad direction: latency up

@@ -9,8 +9,8 @@ use super::gate::{self, Prepared};
 use super::level::{self, Level};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
-    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, SideInfo, SideStats, Upgrade,
-    Verdict, facts::compare_facts,
+    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, Scope, SideInfo, SideStats,
+    Upgrade, Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
 use crate::results::{Better, ClockDomain, GpuIdentity, ResultsDocument};
@@ -96,6 +96,10 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
     let (old_shared, new_shared) =
         (contamination::by_benchmark(baseline.runs), contamination::by_benchmark(candidate.runs));
     let candidate_uuid = new_run.gpu.uuid.as_str();
+    let boards = level::Boards {
+        by_uuid: baseline.runs.iter().map(|r| (r.gpu.uuid.clone(), r.gpu.board_part_number.clone())).collect(),
+        candidate: new_run.gpu.board_part_number.clone(),
+    };
     let mut assessed = Vec::new();
     let mut not_run = Vec::new();
     for old in &old_series {
@@ -105,7 +109,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
                 (None, Some(why)) => {
                     Assessed { row: row(old, Verdict::Inconclusive, format!("baseline: {why}")), stats: None }
                 }
-                (None, None) => assess(old, new, candidate_uuid, rule),
+                (None, None) => assess(old, new, candidate_uuid, &boards, rule),
             }),
             None => {
                 let ran = new_benchmarks.contains(old.benchmark.as_str());
@@ -141,7 +145,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         baseline: baseline.info()?,
         candidate: candidate.info()?,
         upgrade: Upgrade::between(old_run, new_run),
-        baseline_kind: baseline_kind(baseline.runs, candidate_uuid),
+        baseline_kind: baseline_kind(baseline.runs, candidate_uuid, &boards),
         rule: rule.clone(),
         metrics,
         facts: compare_facts(&old_run.facts, &new_run.facts, rule),
@@ -158,7 +162,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
 }
 
 /// The kind of baseline `runs` is for a new run on `uuid`.
-fn baseline_kind(runs: &[ResultsDocument], uuid: &str) -> BaselineKind {
+fn baseline_kind(runs: &[ResultsDocument], uuid: &str, boards: &level::Boards) -> BaselineKind {
     let cards: BTreeSet<&str> = runs.iter().map(|r| r.gpu.uuid.as_str()).collect();
     let same_card_runs = runs.iter().filter(|r| r.gpu.uuid == uuid).count();
     let level = if same_card_runs > 0 {
@@ -168,12 +172,22 @@ fn baseline_kind(runs: &[ResultsDocument], uuid: &str) -> BaselineKind {
     } else {
         Level::OtherCard
     };
-    BaselineKind { level, cards: cards.len(), runs: runs.len(), same_card_runs, uuid: uuid.to_string() }
+    let board = (level == Level::Class).then(|| boards.split_for(cards.iter().copied())).flatten();
+    let board_cards = board.map(|b| cards.iter().filter(|u| boards.board_of(u) == Some(b)).count());
+    BaselineKind {
+        level,
+        cards: cards.len(),
+        runs: runs.len(),
+        same_card_runs,
+        uuid: uuid.to_string(),
+        board: board.map(str::to_string),
+        board_cards,
+    }
 }
 
 fn warnings(old: &ResultsDocument, new: &ResultsDocument, baseline_runs: &[ResultsDocument]) -> Vec<String> {
     let mut w = Vec::new();
-    let kind = baseline_kind(baseline_runs, &new.gpu.uuid);
+    let kind = baseline_kind(baseline_runs, &new.gpu.uuid, &level::Boards::default());
     if kind.level == Level::OtherCard {
         w.push(format!(
             "the baseline holds one card ({}), not this one ({}): how cards of the class differ is unknown, so no metric can be REGRESSED or IMPROVED (save runs of two or more cards for a class baseline)",
@@ -280,7 +294,13 @@ fn side_stats(p: &Prepared, values: &[f64]) -> SideStats {
 }
 
 /// Everything the verdict is decided from: compatibility, gate, level, prediction band.
-fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &Rule) -> Assessed {
+fn assess(
+    old: &MetricSeries,
+    new: &MetricSeries,
+    candidate_uuid: &str,
+    boards: &level::Boards,
+    rule: &Rule,
+) -> Assessed {
     let incompatible = old
         .inconsistent
         .as_ref()
@@ -358,7 +378,8 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
 
     let key = old.key();
     let (minimum, band_factor) = rule.for_metric(&key);
-    let reference = level::reference(b_runs, b_uuids, candidate_uuid, rule.pool_run_spread);
+    let reference = level::reference(b_runs, b_uuids, candidate_uuid, rule.pool_run_spread, boards);
+    let by_board = reference.board.is_some();
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
     // A spread on fewer than two degrees of freedom (two reference values and no pooled
@@ -369,7 +390,8 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
     // samples that cycle through placements (atomics, cache operators) scatter by several
     // percent while their runs' medians agree within a few tenths. A class comparison keeps
     // the second floor: a new card's one run brings its own sampling error.
-    let spread_df = reference.pooled.map_or(reference.values.len().saturating_sub(1), |(_, df)| df as usize);
+    let spread_df =
+        reference.spread_beyond_values().map_or(reference.values.len().saturating_sub(1), |(_, df)| df as usize);
     let within = |p: &Prepared, v: &[f64]| {
         let per_run = (v.len() / p.runs.max(1)).max(1) as f64;
         robust_relative_spread(v).unwrap_or(0.0) * 1.2533 / per_run.sqrt()
@@ -377,13 +399,13 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
     // A spread pooled over other cards' runs does not see a card whose runs stray more than
     // theirs: there an override's `run_spread` stays a floor, unless it is a prior (given with
     // `run_spread_df`), which the moderation combines with the pooled spread.
-    let pooled_without_prior = reference.pooled.is_some() && rule.measured_prior(&key, false).is_none();
+    let pooled_without_prior = reference.pooled.is_some() && rule.measured_prior(&key, Scope::SameCard).is_none();
     let mut floor = if spread_df < 2 || pooled_without_prior { rule.run_floor(&key) } else { rule.spread_floor };
     if spread_df < 2 || reference.level != Level::SameCard {
         floor = floor.max(within(&b, bv)).max(within(&c, cv));
     }
     if reference.level == Level::Class {
-        floor = floor.max(rule.card_floor(&key));
+        floor = floor.max(rule.card_floor(&key, by_board));
     }
     let (Some(x), Some(band)) =
         (median(c_runs), level::band(&reference, n_new, rule.confidence, floor, c_runs.len(), None))
@@ -402,7 +424,7 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, rule: &R
         band_factor,
         spread: band.spread,
         df: band.df,
-        own_spread: rule.measured_spread(&key, reference.level == Level::Class),
+        own_spread: rule.measured_spread(&key, reference.scope()),
     };
     r.noise = Some(band.spread);
     r.threshold = Some(threshold);
@@ -464,7 +486,7 @@ fn moderate(assessed: &mut [Assessed], rule: &Rule) {
     }
     for a in assessed.iter_mut() {
         let Some(st) = a.stats.as_ref().filter(|st| st.band.own_spread) else { continue };
-        let Some(prior) = rule.measured_prior(&a.row.key(), st.level == Level::Class) else { continue };
+        let Some(prior) = rule.measured_prior(&a.row.key(), st.band.reference.scope()) else { continue };
         if let Some(m) = level::by_prior(&prior, st.band.spread, st.band.df, rule.confidence) {
             rebuild_band(a, m, rule);
         }

@@ -65,7 +65,11 @@ fn visit(path: &Path, corpus: &mut Corpus) -> Result<()> {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !name.starts_with('.') && (p.is_dir() || name.ends_with(".json") || name.ends_with(".tar.gz"))
+                !name.starts_with('.')
+                    && (p.is_dir()
+                        || name.ends_with(".json")
+                        || name.ends_with(".json.gz")
+                        || name.ends_with(".tar.gz"))
             })
             .collect();
         entries.sort();
@@ -106,6 +110,7 @@ fn add(path: &Path, label: &str, bytes: &[u8], corpus: &mut Corpus) -> Result<()
     struct Tag {
         schema: Option<String>,
     }
+    let bytes = &*crate::results::decompressed(path, bytes)?;
     let tag: Option<Tag> = serde_json::from_slice(bytes).ok();
     match tag.and_then(|t| t.schema).as_deref() {
         Some(RESULTS_SCHEMA) => corpus.runs.push((label.to_string(), parse_json(path, bytes, RESULTS_SCHEMA)?)),

@@ -9,6 +9,12 @@
 //! - **class**: the candidate's card is not in the baseline and the baseline holds two or more
 //!   cards. The reference is one median per card (the median of that card's run medians); the
 //!   band comes from the spread between cards.
+//!   Where every baseline card and the candidate carry a board part number, the baseline holds
+//!   more than one board and three or more cards of the candidate's, the reference is those
+//!   cards, with their own between-card spread: boards of one class can differ in their
+//!   memory parts (H200 boards 692-2G520-0282-000 and -001 chase DRAM at 694 and 670 cycles,
+//!   README "Verdicts"), and a spread taken across boards is a bimodal one that hides real
+//!   changes.
 //! - **other card**: the baseline holds one card and the candidate is another. Between-card
 //!   spread cannot be estimated from one card, so no change is called REGRESSED or IMPROVED:
 //!   it is INCONCLUSIVE, and the comparison warns.
@@ -76,39 +82,116 @@ pub(crate) struct Reference {
     /// replaces the spread of the card's own few runs: run-to-run noise is a property of the
     /// measurement more than of one card, and two runs alone give t(0.995, 1) = 63.7.
     pub pooled: Option<(f64, u32)>,
+    /// For a class reference split by board: `values` are the cards of the candidate's board,
+    /// and the spread is pooled within boards.
+    pub board: Option<BoardSplit>,
+}
+
+/// Fewest baseline cards of the candidate's board for a class reference split by board: the
+/// spread between cards is the board's own (boards differ in it too: two H200 cards of board
+/// 692-2G520-0282-000 read stride-4 loads 3.7 % apart where four of -001 agree within 0.2 %),
+/// so it needs two or more degrees of freedom.
+pub(crate) const MIN_BOARD_CARDS: usize = 3;
+
+/// A class reference narrowed to the cards of the candidate's board.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BoardSplit {
+    /// The candidate's board part number.
+    pub part_number: String,
+    /// Relative between-card spread of the board's cards in the baseline, and its degrees of
+    /// freedom (cards minus one).
+    pub spread: f64,
+    pub df: u32,
+}
+
+/// The board part number of each card: the baseline's cards by UUID and the candidate's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Boards {
+    pub by_uuid: BTreeMap<String, Option<String>>,
+    pub candidate: Option<String>,
+}
+
+impl Boards {
+    /// The candidate's board when the cards `uuids` all carry one, span two or more boards,
+    /// and include [`MIN_BOARD_CARDS`] or more of the candidate's board; `None` otherwise (the
+    /// class is judged whole).
+    pub(crate) fn split_for<'a>(&'a self, uuids: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+        let own = self.candidate.as_deref()?;
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for u in uuids {
+            *seen.entry(self.board_of(u)?).or_default() += 1;
+        }
+        (seen.len() >= 2 && seen.get(own).is_some_and(|&n| n >= MIN_BOARD_CARDS)).then_some(own)
+    }
+
+    /// The board part number of the baseline card `uuid`, where it carries one.
+    pub(crate) fn board_of(&self, uuid: &str) -> Option<&str> {
+        self.by_uuid.get(uuid)?.as_deref()
+    }
 }
 
 /// Picks the level for a candidate measured on `candidate_uuid`, given the baseline's run
 /// medians and the UUID of each run (same length); `pool` pools a same-card reference's
-/// run-to-run spread over every card's runs.
-pub(crate) fn reference(run_medians: &[f64], run_uuids: &[String], candidate_uuid: &str, pool: bool) -> Reference {
+/// run-to-run spread over every card's runs; `boards` splits a class reference by board.
+pub(crate) fn reference(
+    run_medians: &[f64],
+    run_uuids: &[String],
+    candidate_uuid: &str,
+    pool: bool,
+    boards: &Boards,
+) -> Reference {
     let mut cards: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for (m, u) in run_medians.iter().zip(run_uuids) {
         cards.entry(u.as_str()).or_default().push(*m);
     }
     if let Some(own) = cards.get(candidate_uuid) {
         let own_df = own.len().saturating_sub(1) as u32;
-        let pooled = pooled_run_spread(cards.values()).filter(|(_, df)| pool && *df > own_df);
-        return Reference { level: Level::SameCard, values: own.clone(), run_spread: None, pooled };
+        let pooled = pooled_spread(cards.values()).filter(|(_, df)| pool && *df > own_df);
+        return Reference { level: Level::SameCard, values: own.clone(), run_spread: None, pooled, board: None };
     }
     if cards.len() >= 2 {
+        let run_spread = pooled_spread(cards.values());
+        if let Some(own) = boards.split_for(cards.keys().copied()) {
+            let values: Vec<f64> =
+                cards.iter().filter(|(u, _)| boards.board_of(u) == Some(own)).filter_map(|(_, r)| median(r)).collect();
+            if let Some((spread, df)) = pooled_spread(std::iter::once(&values)) {
+                let board = Some(BoardSplit { part_number: own.to_string(), spread, df });
+                return Reference { level: Level::Class, values, run_spread, pooled: None, board };
+            }
+        }
         let values = cards.values().filter_map(|v| median(v)).collect();
-        return Reference { level: Level::Class, values, run_spread: pooled_run_spread(cards.values()), pooled: None };
+        return Reference { level: Level::Class, values, run_spread, pooled: None, board: None };
     }
-    Reference { level: Level::OtherCard, values: run_medians.to_vec(), run_spread: None, pooled: None }
+    Reference { level: Level::OtherCard, values: run_medians.to_vec(), run_spread: None, pooled: None, board: None }
 }
 
 impl Reference {
     /// A reference of `values` with no spread from beyond them.
     #[cfg(test)]
     pub(crate) fn of(values: &[f64]) -> Self {
-        Reference { level: Level::SameCard, values: values.to_vec(), run_spread: None, pooled: None }
+        Reference { level: Level::SameCard, values: values.to_vec(), run_spread: None, pooled: None, board: None }
+    }
+
+    /// The scope of the overrides' measured spreads that serve this reference.
+    pub(crate) fn scope(&self) -> super::Scope {
+        match (self.level, &self.board) {
+            (Level::Class, Some(_)) => super::Scope::ClassByBoard,
+            (Level::Class, None) => super::Scope::Class,
+            _ => super::Scope::SameCard,
+        }
+    }
+
+    /// A spread that replaces that of `values`: the pooled run-to-run spread of a same-card
+    /// reference, or the within-board spread of a class reference split by board.
+    pub(crate) fn spread_beyond_values(&self) -> Option<(f64, u32)> {
+        self.pooled.or(self.board.as_ref().map(|b| (b.spread, b.df)))
     }
 }
 
-/// Pooled relative standard deviation of runs around their card's mean, with its degrees of
-/// freedom (runs minus cards); `None` when no card has two runs.
-fn pooled_run_spread<'a>(cards: impl Iterator<Item = &'a Vec<f64>>) -> Option<(f64, u32)> {
+/// Pooled relative standard deviation of values around their group's mean (runs around their
+/// card's, cards around their board's), with its degrees of freedom (values minus groups);
+/// `None` when no group has two values.
+fn pooled_spread<'a>(cards: impl Iterator<Item = &'a Vec<f64>>) -> Option<(f64, u32)> {
     let (mut ss, mut df) = (0.0, 0u32);
     for runs in cards.filter(|r| r.len() >= 2) {
         let mean = runs.iter().sum::<f64>() / runs.len() as f64;
@@ -236,7 +319,7 @@ pub(crate) fn band(
     if !(center.is_finite() && center > 0.0) {
         return None;
     }
-    let (spread, df) = match reference.pooled {
+    let (spread, df) = match reference.spread_beyond_values() {
         Some((s, df)) => (s, f64::from(df)),
         None if k >= 2 => {
             let var = values.iter().map(|v| (v - center).powi(2)).sum::<f64>() / (k - 1) as f64;
@@ -273,7 +356,7 @@ mod tests {
     fn the_candidates_card_selects_its_own_runs() {
         let medians = [100.0, 101.0, 110.0, 111.0, 120.0];
         let ids = uuids(&["A", "A", "B", "B", "C"]);
-        let r = reference(&medians, &ids, "B", true);
+        let r = reference(&medians, &ids, "B", true, &Boards::default());
         assert_eq!(r.level, Level::SameCard);
         assert_eq!(r.values, vec![110.0, 111.0]);
         // Its run-to-run spread is pooled with A's runs (2 df against its own 1); C has one run.
@@ -282,10 +365,10 @@ mod tests {
         let expect = ((2.0 * (0.5f64 / 100.5).powi(2) + 2.0 * (0.5f64 / 110.5).powi(2)) / 2.0).sqrt();
         assert!((s - expect).abs() < 1e-12, "{s} vs {expect}");
         // Alone, or with cards of single runs, a card pools nothing beyond its own runs.
-        assert_eq!(reference(&medians[2..], &ids[2..], "B", true).pooled, None);
+        assert_eq!(reference(&medians[2..], &ids[2..], "B", true, &Boards::default()).pooled, None);
         // Not asked for: the card's own runs only.
-        assert_eq!(reference(&medians, &ids, "B", false).pooled, None);
-        let r = reference(&medians, &ids, "D", true);
+        assert_eq!(reference(&medians, &ids, "B", false, &Boards::default()).pooled, None);
+        let r = reference(&medians, &ids, "D", true, &Boards::default());
         assert_eq!(r.level, Level::Class);
         assert_eq!(r.values, vec![100.5, 110.5, 120.0]);
         // Runs of A and B around their card means: (0.5/100.5)² · 2 + (0.5/110.5)² · 2, 2 df.
@@ -293,8 +376,51 @@ mod tests {
         let expect = ((2.0 * (0.5f64 / 100.5).powi(2) + 2.0 * (0.5f64 / 110.5).powi(2)) / 2.0).sqrt();
         assert_eq!(df, 2);
         assert!((s - expect).abs() < 1e-12, "{s} vs {expect}");
-        let r = reference(&medians[..2], &ids[..2], "D", true);
+        let r = reference(&medians[..2], &ids[..2], "D", true, &Boards::default());
         assert_eq!(r.level, Level::OtherCard);
+    }
+
+    #[test]
+    fn a_class_with_two_boards_is_judged_against_the_candidates_board() {
+        // Board X: cards A, B, C near 100; board Y: cards D, E, F near 104, one median each.
+        let medians = [100.0, 100.2, 99.8, 104.0, 104.4, 104.2];
+        let ids = uuids(&["A", "B", "C", "D", "E", "F"]);
+        let board = |b: &str| Some(b.to_string());
+        let mut boards = Boards {
+            by_uuid: [("A", "X"), ("B", "X"), ("C", "X"), ("D", "Y"), ("E", "Y"), ("F", "Y")]
+                .iter()
+                .map(|(u, b)| (u.to_string(), board(b)))
+                .collect(),
+            candidate: board("Y"),
+        };
+        let r = reference(&medians, &ids, "G", false, &boards);
+        assert_eq!((r.level, r.values.clone()), (Level::Class, vec![104.0, 104.4, 104.2]));
+        let split = r.board.clone().unwrap();
+        assert_eq!((split.part_number.as_str(), split.df), ("Y", 2));
+        // The board's own cards around their mean: 0.2/104.2 twice and 0.
+        let expect = (2.0 * (0.2f64 / 104.2).powi(2) / 2.0).sqrt();
+        assert!((split.spread - expect).abs() < 1e-12, "{} vs {expect}", split.spread);
+        let b = band(&r, 1, 0.99, 0.002, 1, None).unwrap();
+        assert!((b.center - 104.2).abs() < 1e-9 && b.spread == split.spread && b.df == 2.0 && b.k == 3, "{b:?}");
+        // Taken whole, the two boards give a spread of 2.1 %: a band several times as wide.
+        let whole = reference(&medians, &ids, "G", false, &Boards::default());
+        let wide = band(&whole, 1, 0.99, 0.002, 1, None).unwrap();
+        assert!(wide.half_width > 2.0 * b.half_width, "{wide:?} vs {b:?}");
+        // A board the baseline does not hold, or holds fewer than three cards of, a card
+        // without a board, or one board in all: the class whole.
+        boards.candidate = board("Z");
+        assert_eq!(reference(&medians, &ids, "G", false, &boards).board, None);
+        boards.candidate = board("Y");
+        assert_eq!(reference(&medians[..5], &ids[..5], "G", false, &boards).board, None);
+        boards.by_uuid.insert("C".into(), None);
+        assert_eq!(reference(&medians, &ids, "G", false, &boards).board, None);
+        for u in ["C", "D", "E", "F"] {
+            boards.by_uuid.insert(u.into(), board("X"));
+        }
+        boards.candidate = board("X");
+        assert_eq!(reference(&medians, &ids, "G", false, &boards).board, None);
+        // A card of the baseline is judged against its own runs, whatever the boards.
+        assert_eq!(reference(&medians, &ids, "D", false, &boards).level, Level::SameCard);
     }
 
     #[test]

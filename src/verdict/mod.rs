@@ -42,7 +42,7 @@ pub use compare::{Side, check_comparable, compare};
 pub use facts::{FactVerdict, show as show_fact};
 pub use gate::noise as baseline_noise;
 pub use level::Level;
-pub use rule::{MetricOverride, Rule};
+pub use rule::{MetricOverride, Rule, Scope};
 pub use upgrade::{KernelChange, StackField, Upgrade, kernels as run_kernels};
 
 use crate::error::exit;
@@ -88,6 +88,12 @@ pub struct BaselineKind {
     pub same_card_runs: usize,
     /// The new run's GPU UUID.
     pub uuid: String,
+    /// For a class baseline of several boards that holds the new run's board: that board part
+    /// number, and the baseline cards of it (the cards the new run is judged against).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board_cards: Option<usize>,
 }
 
 impl BaselineKind {
@@ -106,11 +112,19 @@ impl BaselineKind {
                 plural(self.runs, "run"),
                 plural(self.same_card_runs, "run")
             ),
-            Level::Class => format!(
-                "class baseline: {}, {} ({short} not among them), between-card spread",
-                plural(self.cards, "card"),
-                plural(self.runs, "run")
-            ),
+            Level::Class => match (&self.board, self.board_cards) {
+                (Some(board), Some(n)) => format!(
+                    "class baseline: {}, {} ({short} not among them), against the {} of board {board}, between-card spread of that board",
+                    plural(self.cards, "card"),
+                    plural(self.runs, "run"),
+                    plural(n, "card")
+                ),
+                _ => format!(
+                    "class baseline: {}, {} ({short} not among them), between-card spread",
+                    plural(self.cards, "card"),
+                    plural(self.runs, "run")
+                ),
+            },
             Level::OtherCard => format!(
                 "baseline of one other card ({}): between-card spread unknown, changes are INCONCLUSIVE at most",
                 plural(self.runs, "run")

@@ -100,6 +100,11 @@ pub struct MetricOverride {
     /// comparisons.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub card_spread_df: Option<f64>,
+    /// `card_spread` was measured over cards of different boards (board part numbers) and
+    /// describes how boards differ: a class reference split by board (README, "Verdicts")
+    /// takes its own within-board spread instead.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub card_spread_across_boards: bool,
     /// Applies only to GPU classes whose key ("nvidia-h200-cc90-132sm-140gib") contains this;
     /// `None` applies to every class.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,6 +126,7 @@ impl MetricOverride {
             run_spread: None,
             run_spread_df: None,
             card_spread_df: None,
+            card_spread_across_boards: false,
             gpu_class: None,
             regex: Some(regex),
         })
@@ -129,6 +135,28 @@ impl MetricOverride {
     fn matches(&self, key: &str) -> bool {
         self.regex.as_ref().is_some_and(|r| r.is_match(key))
     }
+
+    /// The override's card spread and its degrees of freedom, where they apply at `scope`.
+    fn card_spread_at(&self, scope: Scope) -> Option<(f64, Option<f64>)> {
+        let applies = match scope {
+            Scope::SameCard => false,
+            Scope::Class => true,
+            Scope::ClassByBoard => !self.card_spread_across_boards,
+        };
+        applies.then_some(self.card_spread.map(|s| (s, self.card_spread_df))).flatten()
+    }
+}
+
+/// The level a measured spread of an override serves: a card's own runs, a class taken whole,
+/// or a class reference narrowed to the candidate's board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Run-to-run: `run_spread`.
+    SameCard,
+    /// Between the cards of a class: `card_spread`.
+    Class,
+    /// Between the cards of one board: `card_spread` unless `card_spread_across_boards`.
+    ClassByBoard,
 }
 
 impl Default for Rule {
@@ -169,10 +197,16 @@ impl Rule {
         (threshold, noise_factor)
     }
 
-    /// Floor of the between-card spread of the metric `key` in class comparisons: the first
-    /// matching override's `card_spread`, else [`Rule::card_spread_floor`].
-    pub fn card_floor(&self, key: &str) -> f64 {
-        self.overrides.iter().find(|o| o.matches(key)).and_then(|o| o.card_spread).unwrap_or(self.card_spread_floor)
+    /// Floor of the between-card spread of the metric `key` in class comparisons (`by_board`:
+    /// against the cards of the candidate's board): the first matching override's
+    /// `card_spread` where it applies, else [`Rule::card_spread_floor`].
+    pub fn card_floor(&self, key: &str, by_board: bool) -> f64 {
+        let scope = if by_board { Scope::ClassByBoard } else { Scope::Class };
+        self.overrides
+            .iter()
+            .find(|o| o.matches(key))
+            .and_then(|o| o.card_spread_at(scope))
+            .map_or(self.card_spread_floor, |(s, _)| s)
     }
 
     /// Floor of the run-to-run spread of the metric `key` where fewer than three reference runs
@@ -183,23 +217,29 @@ impl Rule {
         o.unwrap_or(self.spread_floor).max(self.spread_floor)
     }
 
-    /// Whether the first override matching `key` gives the metric a measured spread at `level`
+    /// Whether the first override matching `key` gives the metric a measured spread at `scope`
     /// (`run_spread` for same-card, `card_spread` for class comparisons). Such a metric is
     /// known not to be like the rest of its family: its band is not moderated by the family's
     /// prior, and it does not enter the prior (see [`crate::verdict`], "Level").
-    pub fn measured_spread(&self, key: &str, class: bool) -> bool {
-        self.overrides
-            .iter()
-            .find(|o| o.matches(key))
-            .is_some_and(|o| if class { o.card_spread.is_some() } else { o.run_spread.is_some() })
+    pub fn measured_spread(&self, key: &str, scope: Scope) -> bool {
+        self.overrides.iter().find(|o| o.matches(key)).is_some_and(|o| match scope {
+            Scope::SameCard => o.run_spread.is_some(),
+            _ => o.card_spread_at(scope).is_some(),
+        })
     }
 
     /// The measured spread of the metric `key` as a prior: the first matching override's
     /// `run_spread` on `run_spread_df` degrees of freedom, or for class comparisons its
-    /// `card_spread` on `card_spread_df`, when it gives both.
-    pub fn measured_prior(&self, key: &str, class: bool) -> Option<VariancePrior> {
+    /// `card_spread` on `card_spread_df` (where it applies at `scope`), when it gives both.
+    pub fn measured_prior(&self, key: &str, scope: Scope) -> Option<VariancePrior> {
         let o = self.overrides.iter().find(|o| o.matches(key))?;
-        let (spread, d0) = if class { (o.card_spread?, o.card_spread_df?) } else { (o.run_spread?, o.run_spread_df?) };
+        let (spread, d0) = match scope {
+            Scope::SameCard => (o.run_spread?, o.run_spread_df?),
+            _ => {
+                let (s, df) = o.card_spread_at(scope)?;
+                (s, df?)
+            }
+        };
         Some(VariancePrior { s0_sq: spread * spread, d0, n: 1 })
     }
 

@@ -91,6 +91,8 @@ impl SimConfig {
             bus_width_bits: 64,
             total_mem_bytes: 8 << 30,
             ecc_enabled: false,
+            board_part_number: None,
+            vbios_version: None,
         };
         identity.name = format!("simulated {name}");
         SimConfig {
