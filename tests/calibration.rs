@@ -373,8 +373,8 @@ fn batched_atomics_h100_cards() {
 /// Four H200s, three runs each (`GPU-7723ddef`, `GPU-78bc2344`, `GPU-f4ab5a16`,
 /// `GPU-f577dc86`). Measured: same card against its own runs 100 / 82 / 100 / 99 % at 3 %,
 /// atomics 89 % at 5 %; against every card's runs, pooled, 100 / 89 / 100 / 99 %, atomics 98 %, no false
-/// alarm; class at 5 %: 82 / 75 / 100 / 99 %, atomics 57 % (60 % before the contended atomics
-/// took their measured card spread, 1.22 %). The H200-only
+/// alarm; class at 5 %: 82 / 73 / 100 / 99 %, atomics 57 % (75 % and 60 % before the H200
+/// DRAM-streaming loads and the contended atomics took their measured card spreads). The H200-only
 /// `card_spread` of gpubench.toml for atomics on a sector, on a word per thread, at one thread
 /// per address and for stride-32 loads was measured on these cards (in-sample: without it,
 /// leaving `GPU-f577dc86` or `GPU-7723ddef` out gives REGRESSED).
@@ -385,7 +385,7 @@ fn batched_atomics_h200_cards() {
         4,
         [0.99, 0.81, 0.99, 0.98, 0.88],
         ([0.99, 0.88, 0.99, 0.98, 0.98], 0),
-        [0.81, 0.74, 0.99, 0.98, 0.56],
+        [0.81, 0.72, 0.99, 0.98, 0.56],
     );
 }
 
@@ -451,7 +451,8 @@ fn without_boards(runs: Vec<(String, ResultsDocument)>) -> Vec<(String, ResultsD
 /// H200 boards differ in their DRAM: -001 chases 128 MiB at 670 cycles, -000 at 694. A card
 /// with three or more cards of its board in the class baseline is judged against those (8 of
 /// the 12 leave-one-card-out comparisons here; the -000 cards, one left, against the class
-/// whole). Measured at 5 %: latency 100 % (88 % with the class whole), bandwidth 92 %,
+/// whole). Measured at 5 %: latency 100 % (88 % with the class whole), bandwidth 81 % (86 %;
+/// the H200 DRAM-streaming loads keep the measured spread of the more variable board),
 /// instructions 100 %, shared memory 99 %, atomics 57 %; no false alarm at any level.
 #[test]
 fn h200_cards_are_judged_against_their_board() {
@@ -468,7 +469,7 @@ fn h200_cards_are_judged_against_their_board() {
     assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
     for (m, min) in [
         (MetricClass::Latency, 0.99),
-        (MetricClass::Bandwidth, 0.9),
+        (MetricClass::Bandwidth, 0.8),
         (MetricClass::Instructions, 0.99),
         (MetricClass::SharedMemory, 0.98),
         (MetricClass::Atomics, 0.55),
@@ -528,21 +529,24 @@ fn h100_cards_of_two_boards_raise_no_false_alarm() {
     assert_eq!((class.by_board, class.aa.regressed), (0, 0), "{:?}", class.false_alarms);
 }
 
-/// One default run each of three more H200s, recorded after the rule and gpubench.toml were
-/// final (`runs-boards-out-of-sample-2026-11-24.tar.gz`): two of board -001, one of -000.
+/// One default run each of four more H200s (`runs-boards-out-of-sample-2026-11-24.tar.gz`):
+/// two of board -001, two of -000. The first three were recorded after the rule was set; the
+/// fourth made -000 four cards strong, and leaving `GPU-19767729` out of the ten then split
+/// its comparison by board and called its stride-4 loads (3.8 % below the three other -000
+/// cards) REGRESSED: the H200 DRAM-streaming loads took their measured within-board spread.
 const BOARDS_OUT_OF_SAMPLE: &str = "runs-boards-out-of-sample-2026-11-24.tar.gz";
 
-/// Out of sample: each new card against a class baseline of the six cards with boards
-/// (0 REGRESSED; the -001 cards against the four of their board), and the nine cards together,
-/// leave one card out: no false alarm, and at 5 % latency 100 %, bandwidth 92 %, instructions
-/// 100 %, shared memory 99 % (atomics 60 %), 10 of 15 comparisons split by board.
+/// Each new card against a class baseline of the six cards with boards (0 REGRESSED; the -001
+/// cards against the four of their board), and the ten cards together, leave one card out
+/// (every comparison split by board): no false alarm; at 5 % latency 100 %, bandwidth 85 %,
+/// instructions 100 %, shared memory 99 %, atomics 58 %.
 #[test]
 fn new_h200_cards_are_judged_by_board_without_false_alarm() {
     let rule = config().rule;
     let six: Vec<ResultsDocument> =
         gather(&[root().join(H200).join(BOARDS)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
     let new = gather(&[root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]).unwrap().runs;
-    assert_eq!(new.len(), 3);
+    assert_eq!(new.len(), 4);
     for (label, run) in &new {
         let c = compare(
             Side { label: "baseline", runs: &six },
@@ -559,10 +563,11 @@ fn new_h200_cards_are_judged_by_board_without_false_alarm() {
     let c = current_calibration(&[root().join(H200).join(BOARDS), root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]);
     println!("{}", calibration_markdown(&c));
     let class = c.class.as_ref().unwrap();
-    assert_eq!((c.cards.len(), class.comparisons, class.by_board), (9, 15, 10));
+    assert_eq!((c.cards.len(), class.comparisons, class.by_board), (10, 16, 16));
     assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
-    for m in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
-        at_least(class, m, 0.05, 0.9, "class, nine cards");
+    for m in [MetricClass::Latency, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(class, m, 0.05, 0.9, "class, ten cards");
     }
-    at_least(class, MetricClass::Atomics, 0.05, 0.55, "class, nine cards");
+    at_least(class, MetricClass::Bandwidth, 0.05, 0.84, "class, ten cards");
+    at_least(class, MetricClass::Atomics, 0.05, 0.55, "class, ten cards");
 }
