@@ -355,8 +355,8 @@ fn batched(class_dir: &str, cards: usize, same: [f64; 5], in_class: ([f64; 5], u
 /// Four H100s (`GPU-1ecfc2b4` four runs, `GPU-5ca491d2`, `GPU-71ecc017`, `GPU-a7442a0c` three
 /// each). Measured: same card against its own runs 97 / 89 / 100 / 99 % at 3 %, atomics 91 % at
 /// 5 %; against every card's runs, pooled, 99 / 93 / 100 / 99 %, atomics 97 %, no false alarm; class
-/// at 5 %: 95 / 94 / 100 / 100 %, atomics 72 % (68 % before the contended atomics took their
-/// measured card spread). Below the 90 % targets: same-card bandwidth
+/// at 5 %: 95 / 94 / 100 / 99 %, atomics 70 % (100 % and 68 % before the contended atomics took
+/// their measured card spread and class bands their measured run spreads). Below the 90 % targets: same-card bandwidth
 /// against two runs of the card (the private L2 reads stray by 1-4 % between processes) and
 /// class atomics.
 #[test]
@@ -366,14 +366,14 @@ fn batched_atomics_h100_cards() {
         4,
         [0.97, 0.88, 0.99, 0.98, 0.9],
         ([0.99, 0.92, 0.99, 0.98, 0.96], 0),
-        [0.94, 0.93, 0.99, 0.99, 0.67],
+        [0.94, 0.93, 0.99, 0.98, 0.67],
     );
 }
 
 /// Four H200s, three runs each (`GPU-7723ddef`, `GPU-78bc2344`, `GPU-f4ab5a16`,
 /// `GPU-f577dc86`). Measured: same card against its own runs 100 / 82 / 100 / 99 % at 3 %,
 /// atomics 89 % at 5 %; against every card's runs, pooled, 100 / 89 / 100 / 99 %, atomics 98 %, no false
-/// alarm; class at 5 %: 82 / 73 / 100 / 99 %, atomics 57 % (75 % and 60 % before the H200
+/// alarm; class at 5 %: 82 / 73 / 100 / 99 %, atomics 59 % (75 % and 60 % before the H200
 /// DRAM-streaming loads and the contended atomics took their measured card spreads). The H200-only
 /// `card_spread` of gpubench.toml for atomics on a sector, on a word per thread, at one thread
 /// per address and for stride-32 loads was measured on these cards (in-sample: without it,
@@ -570,4 +570,36 @@ fn new_h200_cards_are_judged_by_board_without_false_alarm() {
     }
     at_least(class, MetricClass::Bandwidth, 0.05, 0.84, "class, ten cards");
     at_least(class, MetricClass::Atomics, 0.05, 0.55, "class, ten cards");
+}
+
+/// The batched-atomics and new-card sets as one corpus per class: seven cards, 21-22 runs,
+/// none with a board. H100, same card against its own runs: 0 REGRESSED; at 3 % latency 97 %,
+/// bandwidth 90 %, instructions 100 %, shared memory 99 %; atomics 90 % at 5 %. Class, leave
+/// one card out: 0 REGRESSED on either class (on H200 only since a class band's run term takes
+/// the measured run spread as its prior: `GPU-430b819e`'s misaligned loads strayed 4.7 % in one
+/// run, where the other cards' runs agree within 0.5 %); at 5 % H100 latency 96 %, bandwidth
+/// 93 %, instructions 100 %, shared memory 99 %, atomics 76 %.
+#[test]
+fn seven_cards_of_each_class() {
+    let corpus = |dir: &str| current_calibration(&[root().join(dir).join(BATCHED), root().join(dir).join(NEW_CARDS)]);
+    let h100 = corpus(H100);
+    println!("{}", calibration_markdown(&h100));
+    assert_eq!(h100.cards.len(), 7);
+    let same = h100.same_card.as_ref().unwrap();
+    assert_eq!(same.aa.regressed, 0, "{:?}", same.false_alarms);
+    for m in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(same, m, 0.03, 0.89, "H100 same card");
+    }
+    at_least(same, MetricClass::Atomics, 0.05, 0.89, "H100 same card");
+    let class = h100.class.as_ref().unwrap();
+    assert_eq!(class.aa.regressed, 0, "{:?}", class.false_alarms);
+    for m in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
+        at_least(class, m, 0.05, 0.9, "H100 class");
+    }
+    let h200 = corpus(H200);
+    println!("{}", calibration_markdown(&h200));
+    assert_eq!(h200.cards.len(), 7);
+    assert_eq!(h200.same_card.as_ref().unwrap().aa.regressed, 0);
+    let class = h200.class.as_ref().unwrap();
+    assert_eq!(class.aa.regressed, 0, "{:?}", class.false_alarms);
 }

@@ -378,8 +378,19 @@ fn assess(
 
     let key = old.key();
     let (minimum, band_factor) = rule.for_metric(&key);
-    let reference = level::reference(b_runs, b_uuids, candidate_uuid, rule.pool_run_spread, boards);
+    let mut reference = level::reference(b_runs, b_uuids, candidate_uuid, rule.pool_run_spread, boards);
     let by_board = reference.board.is_some();
+    // A class band carries the new card's run-to-run noise, seen in the baseline cards' runs; a
+    // metric's measured run spread is its prior there too (or its floor, given without degrees
+    // of freedom): the baseline's cards may not show a heavy-tailed stray run.
+    if reference.level == Level::Class {
+        reference.run_spread = reference.run_spread.map(|(s, df)| match rule.measured_prior(&key, Scope::SameCard) {
+            Some(prior) => level::by_prior(&prior, s, f64::from(df), rule.confidence)
+                .map_or((s, df), |m| (m.spread, m.df.min(f64::from(u32::MAX)) as u32)),
+            None if rule.measured_spread(&key, Scope::SameCard) => (s.max(rule.run_floor(&key)), df),
+            None => (s, df),
+        });
+    }
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
     // A spread on fewer than two degrees of freedom (two reference values and no pooled
