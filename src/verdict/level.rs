@@ -83,7 +83,7 @@ pub(crate) struct Reference {
     /// measurement more than of one card, and two runs alone give t(0.995, 1) = 63.7.
     pub pooled: Option<(f64, u32)>,
     /// For a class reference split by board: `values` are the cards of the candidate's board,
-    /// and the spread is pooled within boards.
+    /// and the spread is theirs ([`BoardSplit`]).
     pub board: Option<BoardSplit>,
 }
 
@@ -98,9 +98,9 @@ pub(crate) const MIN_BOARD_CARDS: usize = 3;
 pub(crate) struct BoardSplit {
     /// The candidate's board part number.
     pub part_number: String,
-    /// Relative between-card spread of the board's cards in the baseline, and its degrees of
-    /// freedom (cards minus one).
+    /// Relative between-card spread of the board's cards in the baseline.
     pub spread: f64,
+    /// Degrees of freedom of `spread` (the board's cards minus one).
     pub df: u32,
 }
 
