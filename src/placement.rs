@@ -189,11 +189,14 @@ pub struct Placements<T> {
 /// Copies of a target per [`Placements`] by default.
 pub const DEFAULT_PLACEMENTS: u64 = 256;
 
-/// Distance between copies: one 2 MiB page plus `copy` x 384 bytes (three 128-byte lines), so
-/// that neither the page nor the position within a page repeats.
+/// Distance between copies: an odd number of 2 MiB pages (the fewest that hold a copy) plus
+/// 384 bytes (three 128-byte lines), so that neither the page nor the position within a page
+/// repeats. An odd page count makes the copies' first pages differ in every low bit of the page
+/// number: copies of 32 MiB at 16 pages apart shared bits 21-24 of their addresses, and on an
+/// H100 all 16 of them read a private L2 footprint as one placement did.
 pub fn placement_stride_bytes(copy_bytes: u64) -> u64 {
     let page = 2u64 << 20;
-    copy_bytes.div_ceil(page) * page + 384
+    (copy_bytes.div_ceil(page).max(1) | 1) * page + 384
 }
 
 /// Environment variable that overrides the number of copies of every [`Placements`] (1 to
@@ -396,8 +399,15 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), 32, "every copy sits at another offset within its page");
-        // a copy larger than a page still gets its own pages
-        assert_eq!(placement_stride_bytes(3 << 20), (4 << 20) + 384);
+        // a copy larger than a page gets its own pages, an odd number of them, so that copy i
+        // starts on page 17 i: every residue of the page number modulo 16 within 16 copies
+        assert_eq!(placement_stride_bytes(3 << 20), (6 << 20) + 384);
+        let stride = placement_stride_bytes(32 << 20);
+        assert_eq!(stride, (34 << 20) + 384);
+        let mut pages: Vec<u64> = (0..16).map(|i| (i * stride >> 21) % 16).collect();
+        pages.sort();
+        pages.dedup();
+        assert_eq!(pages.len(), 16, "copies of 32 MiB start on pages of every residue modulo 16");
     }
 
     #[test]

@@ -6,6 +6,12 @@
 //! `whole`,
 //! every block over three quarters of the L2 (more than one partition of a two-partition L2).
 //! Under the full profile, a footprint sweep from 1 MiB to beyond the L2 and a finer block sweep.
+//!
+//! Placement (DESIGN.md section 3a): which L2 slices serve a footprint depends on the physical
+//! pages it lands on, fixed for a process. The regression footprints therefore have
+//! [`l2_placements`] copies spread over pages, and each sample reads the next copy (after one
+//! untimed launch that loads it into the L2), so that a run's median is taken over placements.
+//! The footprint sweep reads one buffer.
 //! Kernels: `kernels/l2_bandwidth.cu`.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -18,6 +24,7 @@ use crate::kernels;
 use crate::measure::SampleSum;
 use crate::measure::per_sm::{self, SmTotals, SmWindows};
 use crate::measure::search;
+use crate::placement::{Placements, placement_count};
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
 /// Threads per block.
@@ -31,6 +38,14 @@ pub const SIZING_BYTES_PER_CLK_PER_SM: f64 = 64.0;
 pub const TARGET_NS: f64 = 100_000.0;
 /// Bit pattern no result is compared equal to in practice.
 pub const SENTINEL: u32 = 0x9e37_79b9;
+/// Copies of the regression footprints that samples rotate over: one per measured sample, so
+/// that the measured samples (the last calls, after criterion's warm-up) read every copy once
+/// (`GPUBENCH_PLACEMENTS` overrides it). One process read `l2_bandwidth/private` within 0.01 %
+/// over its samples while processes on one card differed by 1.3-3.8 %, in a few discrete
+/// levels: the footprint's pages.
+pub fn l2_placements(sample_size: usize) -> u64 {
+    placement_count(sample_size.max(2) as u64)
+}
 
 /// Footprint of the regression set: the largest power of two at most a quarter of the L2, so
 /// that it stays resident whatever the L2's partitioning and replacement.
@@ -98,7 +113,10 @@ pub fn metrics(t: &SmTotals) -> [f64; 3] {
 struct Reader {
     compiled: std::sync::Arc<CompiledKernels>,
     fold: CudaFunction,
-    buf: CudaSlice<u8>,
+    /// Copies of the largest regression footprint; samples rotate over them.
+    copies: Placements<u8>,
+    /// The footprint sweep's buffer (full profile only), read in place.
+    sweep: Option<CudaSlice<u8>>,
     sink: CudaSlice<u32>,
     warp_size: u32,
     target_bytes: f64,
@@ -114,6 +132,15 @@ struct Shape {
     vectors: u32,
     iters: u32,
     local: bool,
+    /// Reads the sweep buffer instead of a copy.
+    swept: bool,
+}
+
+/// Which buffer a launch reads: copy `i` of the regression footprints, or the sweep buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Copy(u64),
+    Sweep,
 }
 
 impl Reader {
@@ -128,6 +155,7 @@ impl Reader {
             // per-thread work of the full grid, so that small grids run as long per thread
             iters: iters_for(self.target_bytes, full_threads.max(threads), ilp),
             local: false,
+            swept: footprint > self.copies.words,
         })
     }
 
@@ -141,6 +169,7 @@ impl Reader {
             vectors: slice_vectors,
             iters: iters_for(self.target_bytes, threads, ilp),
             local: true,
+            swept: false,
         })
     }
 
@@ -148,19 +177,37 @@ impl Reader {
         s.blocks as u64 * THREADS as u64 / self.warp_size as u64 * s.iters as u64 * s.ilp as u64 * 32 * 16
     }
 
-    fn launch(&self, gpu: &Gpu, s: &Shape, w: &SmWindows) -> Result<()> {
+    fn source(&self, s: &Shape, copy: u64) -> Source {
+        if s.swept { Source::Sweep } else { Source::Copy(copy % self.copies.count) }
+    }
+
+    fn launch(&self, gpu: &Gpu, s: &Shape, source: Source, w: &SmWindows) -> Result<()> {
         let cfg = LaunchConfig { grid_dim: (s.blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
         let vmask = s.vectors - 1;
         let slots = w.slots();
-        debug_assert!(!s.local || s.blocks as u64 * s.vectors as u64 * 16 <= self.buf.len() as u64);
+        let footprint = if s.local { s.blocks as u64 * s.vectors as u64 } else { s.vectors as u64 } * 16;
+        let mut builder = gpu.stream().launch_builder(&s.f);
+        let copy;
+        match (source, &self.sweep) {
+            (Source::Sweep, Some(sweep)) => {
+                debug_assert!(footprint <= sweep.len() as u64);
+                builder.arg(sweep);
+            }
+            (Source::Sweep, None) => {
+                return Err(crate::error::Error::Usage("an L2 footprint beyond the copies without a sweep buffer".into()));
+            }
+            (Source::Copy(i), _) => {
+                debug_assert!(footprint <= self.copies.words);
+                copy = self.copies.copy(i);
+                builder.arg(&copy);
+            }
+        }
         // SAFETY: l2_read_ilp<k> / l2_read_local_ilp<k>(const uint4*, u32 mask, u32,
         // gb_sm_window*, u32, u32*, u32); every index is masked into the footprint (or into the
         // block's slice, and blocks x slice lies within a quarter of the L2), which lies inside
-        // `buf`; the sink holds a word per thread of the full grid.
+        // the copy (or the sweep buffer); the sink holds a word per thread of the full grid.
         unsafe {
-            gpu.stream()
-                .launch_builder(&s.f)
-                .arg(&self.buf)
+            builder
                 .arg(&vmask)
                 .arg(&s.iters)
                 .arg(w.buffer())
@@ -175,9 +222,10 @@ impl Reader {
 
     /// GB/s of one launch (after one warm launch), for the search.
     fn measure(&self, gpu: &Gpu, s: &Shape, w: &mut SmWindows) -> Result<f64> {
-        self.launch(gpu, s, w)?;
+        let source = self.source(s, 0);
+        self.launch(gpu, s, source, w)?;
         w.reset(gpu)?;
-        self.launch(gpu, s, w)?;
+        self.launch(gpu, s, source, w)?;
         w.fold(gpu)?;
         Ok(metrics(&w.read(gpu)?)[0])
     }
@@ -198,18 +246,33 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let gpu = suite.gpu();
     let identity = gpu.identity().clone();
     let compiled = gpu.kernels(&kernels::L2_BANDWIDTH)?;
-    let max_footprint = *sweep_footprints(&identity).last().unwrap_or(&(1 << 21));
-    let buf = gpu.alloc_zeros::<u8>(max_footprint as usize, "the L2 footprint")?;
-    let fill = compiled.function("l2_fill")?;
-    let n = (max_footprint / 16) as u32;
-    // SAFETY: l2_fill(uint4*, u32) writes n vectors of `buf`.
-    unsafe { gpu.stream().launch_builder(&fill).arg(&buf).arg(&n).launch(full_grid(&identity, 256)) }
-        .cuda_context(|| "launching l2_fill".into())?;
     let full = full_grid(&identity, THREADS).grid_dim.0;
+    let fill = compiled.function("l2_fill")?;
+    let fill_all = |buf: &CudaSlice<u8>| -> Result<()> {
+        let n = (buf.len() / 16) as u32;
+        // SAFETY: l2_fill(uint4*, u32) writes n vectors of `buf`.
+        unsafe { gpu.stream().launch_builder(&fill).arg(buf).arg(&n).launch(full_grid(&identity, 256)) }
+            .cuda_context(|| "launching l2_fill".into())?;
+        Ok(())
+    };
+    let copy_bytes = regression_footprint(&identity)
+        .max(whole_footprint(&identity))
+        .max(full as u64 * private_slice_vectors(&identity, full) as u64 * 16);
+    let copies = Placements::<u8>::new(gpu, copy_bytes, l2_placements(suite.sample_size()), "the L2 footprints")?;
+    fill_all(copies.buffer())?;
+    let sweep = if profile == Profile::Full {
+        let max_footprint = *sweep_footprints(&identity).last().unwrap_or(&(1 << 21));
+        let buf = gpu.alloc_zeros::<u8>(max_footprint as usize, "the L2 footprint sweep")?;
+        fill_all(&buf)?;
+        Some(buf)
+    } else {
+        None
+    };
     let reader = Reader {
         fold: compiled.function("l2_fold")?,
         compiled,
-        buf,
+        copies,
+        sweep,
         sink: gpu.alloc_zeros::<u32>(full as usize * THREADS as usize, "the result sink")?,
         warp_size: identity.warp_size,
         target_bytes: SIZING_BYTES_PER_CLK_PER_SM
@@ -319,7 +382,8 @@ fn read_bench(name: &str, params: &[(&str, u64)], ilp: u32, s: &Shape, search: s
 }
 
 /// One benchmark over several launch shapes; with `all_metrics` one shape reports the three
-/// metrics of [`metrics`], otherwise each shape reports its GB/s.
+/// metrics of [`metrics`], otherwise each shape reports its GB/s. Each sample reads the next copy
+/// of the footprints, loaded into the L2 by one untimed launch of each shape first.
 fn points_bench(
     suite: &mut Suite,
     reader: &Reader,
@@ -333,13 +397,25 @@ fn points_bench(
         .into_iter()
         .map(|(_, s)| Ok((SmWindows::new(gpu, reader.fold.clone())?, s)))
         .collect::<Result<Vec<_>>>()?;
-    let bench = bench.kernels(&[&reader.compiled.provenance]);
+    let rotates = runs.iter().any(|(_, s)| !s.swept);
+    let mut bench = bench.kernels(&[&reader.compiled.provenance]);
+    if rotates {
+        bench = bench.param("placements", reader.copies.count);
+    }
+    let mut sample_index = 0u64;
     suite.bench(bench, |gpu, iters| {
+        let copy = sample_index;
+        sample_index += 1;
         let mut sum = SampleSum::new();
         for (w, s) in runs.iter_mut() {
             let work = reader.work(s);
-            let (t, totals) =
-                per_sm::sample(gpu, w, &timer, iters, work, "l2_bandwidth", |gpu, w| reader.launch(gpu, s, w))?;
+            let source = reader.source(s, copy);
+            if source != Source::Sweep && reader.copies.count > 1 {
+                reader.launch(gpu, s, source, w)?;
+            }
+            let (t, totals) = per_sm::sample(gpu, w, &timer, iters, work, "l2_bandwidth", |gpu, w| {
+                reader.launch(gpu, s, source, w)
+            })?;
             sum.add(t, totals.clock());
             let m = metrics(&totals);
             if all_metrics {

@@ -187,6 +187,11 @@ impl Suite {
         self.state.profile
     }
 
+    /// Measured samples per benchmark (the profile's, or the command line's `--sample-size`).
+    pub fn sample_size(&self) -> usize {
+        self.state.settings.sample_size
+    }
+
     /// Whether the benchmark `family/name` passes the command line's filter (so that expensive
     /// set-up can be skipped for benchmarks that will not run).
     pub fn wants(&self, name: &str) -> bool {
