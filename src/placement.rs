@@ -404,7 +404,7 @@ mod tests {
         assert_eq!(placement_stride_bytes(3 << 20), (6 << 20) + 384);
         let stride = placement_stride_bytes(32 << 20);
         assert_eq!(stride, (34 << 20) + 384);
-        let mut pages: Vec<u64> = (0..16).map(|i| (i * stride >> 21) % 16).collect();
+        let mut pages: Vec<u64> = (0..16).map(|i| ((i * stride) >> 21) % 16).collect();
         pages.sort();
         pages.dedup();
         assert_eq!(pages.len(), 16, "copies of 32 MiB start on pages of every residue modulo 16");

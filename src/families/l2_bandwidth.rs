@@ -194,7 +194,9 @@ impl Reader {
                 builder.arg(sweep);
             }
             (Source::Sweep, None) => {
-                return Err(crate::error::Error::Usage("an L2 footprint beyond the copies without a sweep buffer".into()));
+                return Err(crate::error::Error::Usage(
+                    "an L2 footprint beyond the copies without a sweep buffer".into(),
+                ));
             }
             (Source::Copy(i), _) => {
                 debug_assert!(footprint <= self.copies.words);
@@ -207,14 +209,7 @@ impl Reader {
         // block's slice, and blocks x slice lies within a quarter of the L2), which lies inside
         // the copy (or the sweep buffer); the sink holds a word per thread of the full grid.
         unsafe {
-            builder
-                .arg(&vmask)
-                .arg(&s.iters)
-                .arg(w.buffer())
-                .arg(&slots)
-                .arg(&self.sink)
-                .arg(&SENTINEL)
-                .launch(cfg)
+            builder.arg(&vmask).arg(&s.iters).arg(w.buffer()).arg(&slots).arg(&self.sink).arg(&SENTINEL).launch(cfg)
         }
         .cuda_context(|| "launching l2_read".into())?;
         Ok(())
@@ -413,9 +408,8 @@ fn points_bench(
             if source != Source::Sweep && reader.copies.count > 1 {
                 reader.launch(gpu, s, source, w)?;
             }
-            let (t, totals) = per_sm::sample(gpu, w, &timer, iters, work, "l2_bandwidth", |gpu, w| {
-                reader.launch(gpu, s, source, w)
-            })?;
+            let (t, totals) =
+                per_sm::sample(gpu, w, &timer, iters, work, "l2_bandwidth", |gpu, w| reader.launch(gpu, s, source, w))?;
             sum.add(t, totals.clock());
             let m = metrics(&totals);
             if all_metrics {
