@@ -70,6 +70,23 @@ fn current_calibration(paths: &[PathBuf]) -> Calibration {
     calibrate(corpus.runs, &config_before_l2_copies().rule).unwrap()
 }
 
+/// `run` judged against the runs of `reference`: the comparison and the metrics it calls
+/// REGRESSED.
+fn judged(
+    reference: &[ResultsDocument],
+    run: &ResultsDocument,
+    rule: &gpubench::verdict::Rule,
+) -> (gpubench::verdict::Comparison, Vec<String>) {
+    let c = compare(
+        Side { label: "baseline", runs: reference },
+        Side { label: "candidate", runs: std::slice::from_ref(run) },
+        rule,
+    )
+    .unwrap();
+    let regressed = c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).map(|m| m.key()).collect();
+    (c, regressed)
+}
+
 fn at_least(level: &LevelCalibration, class: MetricClass, shift: f64, min: f64, what: &str) {
     let d = level.detected(class, shift).unwrap();
     assert!(d >= min, "{what}: {} at {}: {d} < {min}", class.label(), shift);
@@ -435,14 +452,7 @@ fn new_cards(class_dir: &str, cards: usize) {
     assert_eq!(reference.len(), 8);
     let rule = config_before_l2_copies().rule;
     for (label, run) in gather(&[archive]).unwrap().runs {
-        let c = compare(
-            Side { label: "baseline", runs: &reference },
-            Side { label: "candidate", runs: std::slice::from_ref(&run) },
-            &rule,
-        )
-        .unwrap();
-        let regressed: Vec<String> =
-            c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).map(|m| m.key()).collect();
+        let (_, regressed) = judged(&reference, &run, &rule);
         assert!(regressed.is_empty(), "{label} against the class baseline: {regressed:?}");
     }
 }
@@ -574,14 +584,7 @@ fn new_h200_cards_are_judged_by_board_without_false_alarm() {
     let new = gather(&[root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]).unwrap().runs;
     assert_eq!(new.len(), 4);
     for (label, run) in &new {
-        let c = compare(
-            Side { label: "baseline", runs: &six },
-            Side { label: "candidate", runs: std::slice::from_ref(run) },
-            &rule,
-        )
-        .unwrap();
-        let regressed: Vec<String> =
-            c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).map(|m| m.key()).collect();
+        let (c, regressed) = judged(&six, &run, &rule);
         assert!(regressed.is_empty(), "{label}: {regressed:?}");
         let fast = run.gpu.board_part_number.as_deref() == Some("692-2G520-0282-001");
         assert_eq!(c.baseline_kind.board_cards, fast.then_some(4), "{label}");
@@ -665,37 +668,27 @@ fn l2_copies(class_dir: &str, cards: usize, floors: Floors) {
 }
 
 /// H100: same card against its own runs, 0 REGRESSED; at 3 % latency 90 %, bandwidth 86 %,
-/// instructions 100 %, shared memory 99 %; atomics 85 % at 5 %. Class (baselines of two
-/// cards): 0 REGRESSED; at 5 % latency 94 %, bandwidth 89 %, instructions 100 %, shared memory
-/// 99 %, atomics 55 %.
+/// instructions 100 %, shared memory 99 %; atomics 85 % at 5 %; class (baselines of two cards),
+/// 0 REGRESSED, at 5 % latency 94 %, bandwidth 89 %, instructions 100 %, shared memory 99 %,
+/// atomics 55 %. H200: same card, 0 REGRESSED; at 3 % latency 100 %, bandwidth 90 % (87 % with
+/// the run spread of one copy for the full-grid L2 reads), instructions 100 %, shared memory
+/// 99 %; atomics 93 % at 5 %; class, 0 REGRESSED, at 5 % latency 82 %, bandwidth 66 %,
+/// instructions 100 %, shared memory 99 %, atomics 54 %.
 #[test]
-fn l2_copies_h100_cards() {
-    l2_copies(
-        H100,
-        3,
-        Floors {
-            same_card_3: [0.89, 0.85, 0.99, 0.98],
-            same_card_atomics_5: 0.84,
-            class_5: [0.93, 0.88, 0.99, 0.98, 0.54],
-        },
-    );
-}
-
-/// H200: same card against its own runs, 0 REGRESSED; at 3 % latency 100 %, bandwidth 90 %
-/// (87 % with the run spread of one copy for the full-grid L2 reads), instructions 100 %, shared
-/// memory 99 %; atomics 93 % at 5 %. Class (baselines of two cards): 0 REGRESSED; at 5 %
-/// latency 82 %, bandwidth 66 %, instructions 100 %, shared memory 99 %, atomics 54 %.
-#[test]
-fn l2_copies_h200_cards() {
-    l2_copies(
-        H200,
-        3,
-        Floors {
-            same_card_3: [0.99, 0.89, 0.99, 0.98],
-            same_card_atomics_5: 0.92,
-            class_5: [0.81, 0.65, 0.99, 0.98, 0.53],
-        },
-    );
+fn l2_copies_cards_of_each_class() {
+    let h100 = Floors {
+        same_card_3: [0.89, 0.85, 0.99, 0.98],
+        same_card_atomics_5: 0.84,
+        class_5: [0.93, 0.88, 0.99, 0.98, 0.54],
+    };
+    let h200 = Floors {
+        same_card_3: [0.99, 0.89, 0.99, 0.98],
+        same_card_atomics_5: 0.92,
+        class_5: [0.81, 0.65, 0.99, 0.98, 0.53],
+    };
+    for (class_dir, floors) in [(H100, h100), (H200, h200)] {
+        l2_copies(class_dir, 3, floors);
+    }
 }
 
 /// Every run recorded before the L2 copies (26 cards, 65 runs: the batched-atomics, new-card and
@@ -715,14 +708,7 @@ fn older_runs_raise_no_false_alarm_against_the_committed_baselines() {
         let runs = gather(&archives).unwrap().runs;
         assert!(runs.len() >= 26, "{class_dir}: {} runs", runs.len());
         for (label, run) in runs {
-            let c = compare(
-                Side { label: "baseline", runs: &reference },
-                Side { label: "candidate", runs: std::slice::from_ref(&run) },
-                &rule,
-            )
-            .unwrap();
-            let regressed: Vec<String> =
-                c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).map(|m| m.key()).collect();
+            let (c, regressed) = judged(&reference, &run, &rule);
             assert!(regressed.is_empty(), "{label} against the committed class baseline: {regressed:?}");
             let l2_not_comparable = c
                 .metrics
