@@ -719,3 +719,31 @@ fn older_runs_raise_no_false_alarm_against_the_committed_baselines() {
         }
     }
 }
+
+/// One default run each of two more cards, recorded after the committed class baselines
+/// (`class-check-l2-copies-GPU-*`), judged against them as `cargo gpubench` does on a new card:
+/// H200 `GPU-271aef9a` (board -001) 307 PASS of 307; H100 `GPU-bcc71395` 0 REGRESSED, its
+/// 32 MiB chases (309-311 cycles where the baseline's cards read 295) INCONCLUSIVE within the
+/// measured card spread of those chases.
+#[test]
+fn fresh_cards_against_the_committed_baselines() {
+    let rule = config().rule;
+    for (class_dir, baseline, card) in [
+        (H200, "nvidia-h200-cc90-132sm-140gib.json.gz", "271aef9a"),
+        (H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", "bcc71395"),
+    ] {
+        let reference: Vec<ResultsDocument> =
+            gather(&[root().join("baselines").join(baseline)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
+        let dir = root().join(class_dir).join(format!("class-check-l2-copies-GPU-{card}"));
+        let runs = gather(&[dir.join(format!("GPU-{card}-run1.json.gz"))]).unwrap().runs;
+        assert_eq!(runs.len(), 1);
+        let (c, regressed) = judged(&reference, &runs[0].1, &rule);
+        assert!(regressed.is_empty(), "GPU-{card}: {regressed:?}");
+        let not_pass: Vec<String> = c.metrics.iter().filter(|m| m.verdict != Verdict::Pass).map(|m| m.key()).collect();
+        if card == "271aef9a" {
+            assert!(not_pass.is_empty(), "GPU-{card}: {not_pass:?}");
+        } else {
+            assert!(not_pass.iter().any(|k| k.starts_with("latency/cg/32MiB:cycles")), "GPU-{card}: {not_pass:?}");
+        }
+    }
+}
