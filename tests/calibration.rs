@@ -637,9 +637,15 @@ fn seven_cards_of_each_class() {
 /// three H100s (`GPU-146ff2d9`, `GPU-231f3957`, `GPU-5758b77f`, three runs each) and three
 /// H200s (`GPU-f7f0e716` and `GPU-a3b2e463` three, `GPU-fc9e41ea` six), recorded after the rule
 /// was set. Only the H200 full-grid L2 reads' run spread in gpubench.toml comes from these
-/// cards, from other processes (the L2 family alone, `l2-placements-2026-11-24.tar.gz`). They
-/// are the committed class baselines.
+/// cards, from other processes (the L2 family alone, `l2-placements-2026-11-24.tar.gz`).
 const L2_COPIES: &str = "runs-l2-copies-2026-11-24.tar.gz";
+
+/// Two more cards of each class, two default runs each, recorded after the committed baselines
+/// of [`L2_COPIES`]: H100 `GPU-81b99166` (whose one-SM atomic chains read REGRESSED against
+/// them, +4.5 %, and set the H100 card spread of those metrics) and `GPU-d8cdbb21`; H200
+/// `GPU-7834e710` (-001) and `GPU-a6bd0e36` (-000). With [`L2_COPIES`], the committed class
+/// baselines (five cards each).
+const L2_COPIES_MORE: &str = "runs-l2-copies-more-2026-11-24.tar.gz";
 
 /// Share of metric verdicts REGRESSED at a shift, per metric class, as the calibration of
 /// [`L2_COPIES`] reads (README.md, "Verdicts").
@@ -650,7 +656,8 @@ struct Floors {
 }
 
 fn l2_copies(class_dir: &str, cards: usize, floors: Floors) {
-    let c = calibrate(gather(&[root().join(class_dir).join(L2_COPIES)]).unwrap().runs, &config().rule).unwrap();
+    let archives = [root().join(class_dir).join(L2_COPIES), root().join(class_dir).join(L2_COPIES_MORE)];
+    let c = calibrate(gather(&archives).unwrap().runs, &config().rule).unwrap();
     println!("{}", calibration_markdown(&c));
     assert_eq!(c.cards.len(), cards, "{:?}", c.cards);
     let same = c.same_card.as_ref().unwrap();
@@ -667,32 +674,32 @@ fn l2_copies(class_dir: &str, cards: usize, floors: Floors) {
     }
 }
 
-/// H100: same card against its own runs, 0 REGRESSED; at 3 % latency 90 %, bandwidth 86 %,
-/// instructions 100 %, shared memory 99 %; atomics 85 % at 5 %; class (baselines of two cards),
-/// 0 REGRESSED, at 5 % latency 94 %, bandwidth 89 %, instructions 100 %, shared memory 99 %,
-/// atomics 55 %. H200: same card, 0 REGRESSED; at 3 % latency 100 %, bandwidth 90 % (87 % with
-/// the run spread of one copy for the full-grid L2 reads), instructions 100 %, shared memory
-/// 99 %; atomics 93 % at 5 %; class, 0 REGRESSED, at 5 % latency 82 %, bandwidth 66 %,
-/// instructions 100 %, shared memory 99 %, atomics 54 %.
+/// Five cards of each class. H100: same card against its own runs, 0 REGRESSED; at 3 % latency
+/// 91 %, bandwidth 88 %, instructions 100 %, shared memory 99 %; atomics 84 % at 5 %; class,
+/// leave one card out, 0 REGRESSED, at 5 % latency 94 %, bandwidth 92 %, instructions 100 %,
+/// shared memory 99 %, atomics 52 %. H200: same card, 0 REGRESSED; at 3 % latency 100 %,
+/// bandwidth 90 %, instructions 100 %, shared memory 99 %; atomics 90 % at 5 %; class, 0
+/// REGRESSED, at 5 % latency 84 %, bandwidth 79 %, instructions 100 %, shared memory 99 %,
+/// atomics 60 %.
 #[test]
 fn l2_copies_cards_of_each_class() {
     let h100 = Floors {
-        same_card_3: [0.89, 0.85, 0.99, 0.98],
-        same_card_atomics_5: 0.84,
-        class_5: [0.93, 0.88, 0.99, 0.98, 0.54],
+        same_card_3: [0.9, 0.87, 0.99, 0.98],
+        same_card_atomics_5: 0.83,
+        class_5: [0.93, 0.91, 0.99, 0.98, 0.51],
     };
     let h200 = Floors {
         same_card_3: [0.99, 0.89, 0.99, 0.98],
-        same_card_atomics_5: 0.92,
-        class_5: [0.81, 0.65, 0.99, 0.98, 0.53],
+        same_card_atomics_5: 0.89,
+        class_5: [0.83, 0.78, 0.99, 0.98, 0.59],
     };
     for (class_dir, floors) in [(H100, h100), (H200, h200)] {
-        l2_copies(class_dir, 3, floors);
+        l2_copies(class_dir, 5, floors);
     }
 }
 
 /// Every run recorded before the L2 copies (26 cards, 65 runs: the batched-atomics, new-card and
-/// board sets) against the committed class baseline of three other cards recorded after them:
+/// board sets) against the committed class baseline (five H200s, six H100s) recorded after them:
 /// 0 REGRESSED; the L2 family is not comparable (another `placements`), so INCONCLUSIVE.
 #[test]
 fn older_runs_raise_no_false_alarm_against_the_committed_baselines() {
@@ -720,11 +727,12 @@ fn older_runs_raise_no_false_alarm_against_the_committed_baselines() {
     }
 }
 
-/// One default run each of two more cards, recorded after the committed class baselines
-/// (`class-check-l2-copies-GPU-*`), judged against them as `cargo gpubench` does on a new card:
-/// H200 `GPU-271aef9a` (board -001) 307 PASS of 307; H100 `GPU-bcc71395` 0 REGRESSED, its
-/// 32 MiB chases (309-311 cycles where the baseline's cards read 295) INCONCLUSIVE within the
-/// measured card spread of those chases.
+/// One default run each of two more cards, recorded after the class baselines of [`L2_COPIES`]
+/// (`class-check-l2-copies-GPU-*`), judged against the committed baselines as `cargo gpubench`
+/// does on a new card: H200 `GPU-271aef9a` (board -001); H100 `GPU-bcc71395`, whose 32 MiB
+/// chases read 309-311 cycles where most H100s read 295 (INCONCLUSIVE within the measured card
+/// spread of those chases). The committed H100 baseline holds `GPU-bcc71395`'s run, as a card of
+/// that group, so it is left out of the reference here.
 #[test]
 fn fresh_cards_against_the_committed_baselines() {
     let rule = config().rule;
@@ -732,17 +740,20 @@ fn fresh_cards_against_the_committed_baselines() {
         (H200, "nvidia-h200-cc90-132sm-140gib.json.gz", "271aef9a"),
         (H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", "bcc71395"),
     ] {
-        let reference: Vec<ResultsDocument> =
-            gather(&[root().join("baselines").join(baseline)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
+        let reference: Vec<ResultsDocument> = gather(&[root().join("baselines").join(baseline)])
+            .unwrap()
+            .runs
+            .into_iter()
+            .map(|(_, r)| r)
+            .filter(|r| !r.gpu.uuid.contains(card))
+            .collect();
         let dir = root().join(class_dir).join(format!("class-check-l2-copies-GPU-{card}"));
         let runs = gather(&[dir.join(format!("GPU-{card}-run1.json.gz"))]).unwrap().runs;
         assert_eq!(runs.len(), 1);
         let (c, regressed) = judged(&reference, &runs[0].1, &rule);
         assert!(regressed.is_empty(), "GPU-{card}: {regressed:?}");
         let not_pass: Vec<String> = c.metrics.iter().filter(|m| m.verdict != Verdict::Pass).map(|m| m.key()).collect();
-        if card == "271aef9a" {
-            assert!(not_pass.is_empty(), "GPU-{card}: {not_pass:?}");
-        } else {
+        if card == "bcc71395" {
             assert!(not_pass.iter().any(|k| k.starts_with("latency/cg/32MiB:cycles")), "GPU-{card}: {not_pass:?}");
         }
     }
