@@ -59,15 +59,23 @@ fn config_before_atomics_batches() -> Config {
 
 /// Calibration of runs recorded before atomics batches, with the configuration of their time.
 fn committed_calibration(paths: &[PathBuf]) -> Calibration {
-    let corpus = gather(paths).unwrap();
-    calibrate(corpus.runs, &config_before_atomics_batches().rule).unwrap()
+    calibration(paths, &config_before_atomics_batches())
 }
 
 /// Calibration of runs recorded after atomics batches and before the L2 copies, with the
 /// configuration of their time.
 fn current_calibration(paths: &[PathBuf]) -> Calibration {
-    let corpus = gather(paths).unwrap();
-    calibrate(corpus.runs, &config_before_l2_copies().rule).unwrap()
+    calibration(paths, &config_before_l2_copies())
+}
+
+/// Calibration of the runs in `paths` with `config`'s rule.
+fn calibration(paths: &[PathBuf], config: &Config) -> Calibration {
+    calibrate(gather(paths).unwrap().runs, &config.rule).unwrap()
+}
+
+/// The results documents in `paths` (files, folders, archives, baselines).
+fn documents(paths: &[PathBuf]) -> Vec<ResultsDocument> {
+    gather(paths).unwrap().runs.into_iter().map(|(_, r)| r).collect()
 }
 
 /// `run` judged against the runs of `reference`: the comparison and the metrics it calls
@@ -423,8 +431,7 @@ const NEW_CARDS: &str = "runs-new-cards-2026-11-24.tar.gz";
 /// The class baseline committed before the L2 copies, which the runs of that time were judged
 /// against: the last two runs of each card of the batched-atomics set (four cards).
 fn baseline_before_l2_copies(class_dir: &str) -> Vec<ResultsDocument> {
-    let mut runs: Vec<ResultsDocument> =
-        gather(&[root().join(class_dir).join(BATCHED)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
+    let mut runs = documents(&[root().join(class_dir).join(BATCHED)]);
     runs.sort_by_key(|r| (r.gpu.uuid.clone(), std::cmp::Reverse(r.created_unix_s)));
     let mut kept: BTreeMap<String, usize> = BTreeMap::new();
     runs.retain(|r| {
@@ -579,8 +586,7 @@ const BOARDS_OUT_OF_SAMPLE: &str = "runs-boards-out-of-sample-2026-11-24.tar.gz"
 #[test]
 fn new_h200_cards_are_judged_by_board_without_false_alarm() {
     let rule = config_before_l2_copies().rule;
-    let six: Vec<ResultsDocument> =
-        gather(&[root().join(H200).join(BOARDS)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
+    let six = documents(&[root().join(H200).join(BOARDS)]);
     let new = gather(&[root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]).unwrap().runs;
     assert_eq!(new.len(), 4);
     for (label, run) in &new {
@@ -657,7 +663,7 @@ struct Floors {
 
 fn l2_copies(class_dir: &str, cards: usize, floors: Floors) {
     let archives = [root().join(class_dir).join(L2_COPIES), root().join(class_dir).join(L2_COPIES_MORE)];
-    let c = calibrate(gather(&archives).unwrap().runs, &config().rule).unwrap();
+    let c = calibration(&archives, &config());
     println!("{}", calibration_markdown(&c));
     assert_eq!(c.cards.len(), cards, "{:?}", c.cards);
     let same = c.same_card.as_ref().unwrap();
@@ -708,8 +714,7 @@ fn older_runs_raise_no_false_alarm_against_the_committed_baselines() {
     for (class_dir, baseline) in
         [(H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz"), (H200, "nvidia-h200-cc90-132sm-140gib.json.gz")]
     {
-        let reference: Vec<ResultsDocument> =
-            gather(&[root().join("baselines").join(baseline)]).unwrap().runs.into_iter().map(|(_, r)| r).collect();
+        let reference = documents(&[root().join("baselines").join(baseline)]);
         let archives: Vec<PathBuf> =
             sets.iter().map(|s| root().join(class_dir).join(s)).filter(|p| p.exists()).collect();
         let runs = gather(&archives).unwrap().runs;
@@ -740,13 +745,8 @@ fn fresh_cards_against_the_committed_baselines() {
         (H200, "nvidia-h200-cc90-132sm-140gib.json.gz", "271aef9a"),
         (H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", "bcc71395"),
     ] {
-        let reference: Vec<ResultsDocument> = gather(&[root().join("baselines").join(baseline)])
-            .unwrap()
-            .runs
-            .into_iter()
-            .map(|(_, r)| r)
-            .filter(|r| !r.gpu.uuid.contains(card))
-            .collect();
+        let mut reference = documents(&[root().join("baselines").join(baseline)]);
+        reference.retain(|r| !r.gpu.uuid.contains(card));
         let dir = root().join(class_dir).join(format!("class-check-l2-copies-GPU-{card}"));
         let runs = gather(&[dir.join(format!("GPU-{card}-run1.json.gz"))]).unwrap().runs;
         assert_eq!(runs.len(), 1);
