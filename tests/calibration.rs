@@ -590,7 +590,7 @@ fn new_h200_cards_are_judged_by_board_without_false_alarm() {
     let new = gather(&[root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]).unwrap().runs;
     assert_eq!(new.len(), 4);
     for (label, run) in &new {
-        let (c, regressed) = judged(&six, &run, &rule);
+        let (c, regressed) = judged(&six, run, &rule);
         assert!(regressed.is_empty(), "{label}: {regressed:?}");
         let fast = run.gpu.board_part_number.as_deref() == Some("692-2G520-0282-001");
         assert_eq!(c.baseline_kind.board_cards, fast.then_some(4), "{label}");
