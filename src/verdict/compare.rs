@@ -99,6 +99,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
     let boards = level::Boards {
         by_uuid: baseline.runs.iter().map(|r| (r.gpu.uuid.clone(), r.gpu.board_part_number.clone())).collect(),
         candidate: new_run.gpu.board_part_number.clone(),
+        confidence: rule.confidence,
     };
     let mut assessed = Vec::new();
     let mut not_run = Vec::new();
@@ -236,6 +237,8 @@ struct Stats {
     /// Why an SM-clock verdict cannot rule out a clock change (no kernel clock on a side).
     no_kernel_clock: Option<String>,
     excluded_note: Option<String>,
+    /// A class comparison of a metric on which the class's cards fall in groups.
+    cards_in_groups: bool,
     /// What the band was computed from, to compute it again with a moderated spread.
     band: BandInputs,
 }
@@ -464,6 +467,7 @@ fn assess(
         gate,
         no_kernel_clock,
         excluded_note: (!excluded.is_empty()).then(|| excluded.join(", ")),
+        cards_in_groups: reference.level == Level::Class && rule.cards_in_groups(&key),
         band: inputs,
     };
     Assessed { row: r, stats: Some(stats) }
@@ -554,6 +558,10 @@ fn decide(mut r: MetricVerdict, st: &Stats) -> MetricVerdict {
     let decided = matches!(verdict, Verdict::Regressed | Verdict::Improved);
     if decided && st.level == Level::OtherCard {
         reason = format!("the baseline holds one other card, between-card spread unknown: {reason}");
+        verdict = Verdict::Inconclusive;
+    }
+    if decided && st.cards_in_groups {
+        reason = format!("cards of this class fall in groups on this metric (gpubench.toml): {reason}");
         verdict = Verdict::Inconclusive;
     }
     match &st.gate {

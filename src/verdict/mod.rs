@@ -113,6 +113,12 @@ impl BaselineKind {
                 plural(self.same_card_runs, "run")
             ),
             Level::Class => match (&self.board, self.board_cards) {
+                (Some(board), Some(n)) if n < level::MIN_BOARD_CARDS => format!(
+                    "class baseline: {}, {} ({short} not among them), against the {} of board {board} where boards differ on a metric (between-card spread within boards), else the class whole",
+                    plural(self.cards, "card"),
+                    plural(self.runs, "run"),
+                    plural(n, "card")
+                ),
                 (Some(board), Some(n)) => format!(
                     "class baseline: {}, {} ({short} not among them), against the {} of board {board}, between-card spread of that board",
                     plural(self.cards, "card"),
