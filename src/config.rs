@@ -98,6 +98,7 @@ struct MetricSection {
     run_spread_df: Option<f64>,
     card_spread_df: Option<f64>,
     card_spread_across_boards: Option<bool>,
+    cards_in_groups: Option<bool>,
     gpu_class: Option<String>,
 }
 
@@ -151,6 +152,7 @@ impl Config {
             o.run_spread_df = m.run_spread_df;
             o.card_spread_df = m.card_spread_df;
             o.card_spread_across_boards = m.card_spread_across_boards.unwrap_or(false);
+            o.cards_in_groups = m.cards_in_groups.unwrap_or(false);
             o.gpu_class = m.gpu_class;
             overrides.push(o);
         }
@@ -217,6 +219,7 @@ match = "^dram:"
 card_spread = 0.02
 card_spread_df = 3
 card_spread_across_boards = true
+cards_in_groups = true
 
 [baseline]
 dir = "ci/baselines"
@@ -237,6 +240,7 @@ max_runs = 3
         assert_eq!(c.rule.measured_prior("dram:latency", Scope::ClassByBoard), None);
         assert_eq!(c.rule.card_floor("dram:latency", true), c.rule.card_spread_floor);
         assert_eq!(c.rule.card_floor("dram:latency", false), 0.02);
+        assert!(c.rule.cards_in_groups("dram:latency") && !c.rule.cards_in_groups("cache:reused"));
         assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
         assert_eq!(c.max_runs, 3);
     }

@@ -105,6 +105,11 @@ pub struct MetricOverride {
     /// takes its own within-board spread instead.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub card_spread_across_boards: bool,
+    /// Cards of the class fall in groups on this metric (a few cards 5-9 % from the rest, in
+    /// every run): no band of a class spread tells a card of a rare group from a regression,
+    /// so a class comparison is INCONCLUSIVE at most; the card's own runs judge it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cards_in_groups: bool,
     /// Applies only to GPU classes whose key ("nvidia-h200-cc90-132sm-140gib") contains this;
     /// `None` applies to every class.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,6 +132,7 @@ impl MetricOverride {
             run_spread_df: None,
             card_spread_df: None,
             card_spread_across_boards: false,
+            cards_in_groups: false,
             gpu_class: None,
             regex: Some(regex),
         })
@@ -215,6 +221,12 @@ impl Rule {
     pub fn run_floor(&self, key: &str) -> f64 {
         let o = self.overrides.iter().find(|o| o.matches(key)).and_then(|o| o.run_spread);
         o.unwrap_or(self.spread_floor).max(self.spread_floor)
+    }
+
+    /// Whether the first override matching `key` says the class's cards fall in groups on it
+    /// ([`MetricOverride::cards_in_groups`]).
+    pub fn cards_in_groups(&self, key: &str) -> bool {
+        self.overrides.iter().find(|o| o.matches(key)).is_some_and(|o| o.cards_in_groups)
     }
 
     /// Whether the first override matching `key` gives the metric a measured spread at `scope`
