@@ -593,7 +593,7 @@ fn new_h200_cards_are_judged_by_board_without_false_alarm() {
         let (c, regressed) = judged(&six, run, &rule);
         assert!(regressed.is_empty(), "{label}: {regressed:?}");
         let fast = run.gpu.board_part_number.as_deref() == Some("692-2G520-0282-001");
-        assert_eq!(c.baseline_kind.board_cards, fast.then_some(4), "{label}");
+        assert_eq!(c.baseline_kind.board_cards, Some(if fast { 4 } else { 2 }), "{label}");
     }
     let c = current_calibration(&[root().join(H200).join(BOARDS), root().join(H200).join(BOARDS_OUT_OF_SAMPLE)]);
     println!("{}", calibration_markdown(&c));
@@ -685,8 +685,10 @@ fn l2_copies(class_dir: &str, cards: usize, floors: Floors) {
 /// leave one card out, 0 REGRESSED, at 5 % latency 94 %, bandwidth 92 %, instructions 100 %,
 /// shared memory 99 %, atomics 52 %. H200: same card, 0 REGRESSED; at 3 % latency 100 %,
 /// bandwidth 90 %, instructions 100 %, shared memory 99 %; atomics 90 % at 5 %; class, 0
-/// REGRESSED, at 5 % latency 84 %, bandwidth 79 %, instructions 100 %, shared memory 99 %,
-/// atomics 60 %.
+/// REGRESSED, at 5 % latency 93 %, bandwidth 74 %, instructions 100 %, shared memory 99 %,
+/// atomics 64 % (84 %, 79 % and 60 % before a board held twice in the baseline split the
+/// metrics on which boards differ: DRAM latency gains, the DRAM-streaming loads of -001 cards
+/// against two cards of their board lose).
 #[test]
 fn l2_copies_cards_of_each_class() {
     let h100 = Floors {
@@ -697,7 +699,7 @@ fn l2_copies_cards_of_each_class() {
     let h200 = Floors {
         same_card_3: [0.99, 0.89, 0.99, 0.98],
         same_card_atomics_5: 0.89,
-        class_5: [0.83, 0.78, 0.99, 0.98, 0.59],
+        class_5: [0.92, 0.73, 0.99, 0.98, 0.63],
     };
     for (class_dir, floors) in [(H100, h100), (H200, h200)] {
         l2_copies(class_dir, 5, floors);
@@ -755,6 +757,78 @@ fn fresh_cards_against_the_committed_baselines() {
         let not_pass: Vec<String> = c.metrics.iter().filter(|m| m.verdict != Verdict::Pass).map(|m| m.key()).collect();
         if card == "bcc71395" {
             assert!(not_pass.iter().any(|k| k.starts_with("latency/cg/32MiB:cycles")), "GPU-{card}: {not_pass:?}");
+        }
+    }
+}
+
+/// Two default runs each of seven more cards, recorded after the committed class baselines
+/// and after the rule of [`L2_COPIES`]: H100 `GPU-574829d2`, `GPU-70d2c357` (board
+/// 695-2G520-0200-000), `GPU-9599ec4f` (692-2G520-0200-000); H200 `GPU-85e83311`,
+/// `GPU-a9a16c5d` (-001), `GPU-50c57d3d`, `GPU-b600a576` (-000). Only the card spreads of the
+/// contended and shared-memory atomics in gpubench.toml (and their `cards_in_groups`) were set
+/// with them.
+const FRESH: &str = "runs-fresh-2026-11-24.tar.gz";
+
+/// Every fresh run against the committed class baseline, as `cargo gpubench` judges a new card:
+/// 0 REGRESSED. Before, `GPU-70d2c357`'s contention of two threads per word (8 % below the
+/// other H100s in both runs) and `GPU-85e83311`'s warp CAS (5.6 % below) were: the first is now
+/// INCONCLUSIVE through `cards_in_groups`, the second within the H200 card spread measured
+/// with it.
+/// Then the five cards of each committed baseline and the fresh cards together (eight H100s,
+/// nine H200s), leave one run or one card out: 0 REGRESSED. Same card, at 3 %: H100 latency
+/// 92 %, bandwidth 88 %, instructions 100 %, shared memory 99 %, atomics 81 % at 5 %; H200
+/// 100 %, 89 %, 100 %, 99 %, atomics 88 % at 5 %. Class at 5 %: H100 latency 95 %, bandwidth
+/// 94 %, instructions 100 %, shared memory 99 %, atomics 63 %; H200 100 %, 85 %, 100 %, 99 %,
+/// atomics 63 % (every H200 comparison split by board).
+#[test]
+fn fresh_cards_against_the_committed_baselines_and_together() {
+    let rule = config().rule;
+    for (class_dir, baseline, cards) in [
+        (H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", 3),
+        (H200, "nvidia-h200-cc90-132sm-140gib.json.gz", 4),
+    ] {
+        let reference = documents(&[root().join("baselines").join(baseline)]);
+        let runs = gather(&[root().join(class_dir).join(FRESH)]).unwrap().runs;
+        assert_eq!(runs.len(), 2 * cards, "{class_dir}");
+        for (label, run) in &runs {
+            let (c, regressed) = judged(&reference, run, &rule);
+            assert!(regressed.is_empty(), "{label} against the committed class baseline: {regressed:?}");
+            // The rare group's card, first run: INCONCLUSIVE; REGRESSED without `cards_in_groups`.
+            // (`GPU-85e83311`'s warp CAS is within the band of the measured H200 card spread.)
+            if !(class_dir == H100 && label.contains("70d2c357") && label.contains("run-1")) {
+                continue;
+            }
+            let metric = "k=2";
+            let grouped = c.metrics.iter().find(|m| m.metric == metric && m.benchmark == "atomics/contention").unwrap();
+            assert_eq!(grouped.verdict, Verdict::Inconclusive, "{label}: {}", grouped.reason);
+            assert!(grouped.reason.contains("fall in groups"), "{}", grouped.reason);
+            let mut ungrouped = rule.clone();
+            ungrouped.overrides.iter_mut().for_each(|o| o.cards_in_groups = false);
+            let (_, regressed) = judged(&reference, run, &ungrouped);
+            assert!(regressed.iter().any(|k| k.ends_with(metric)), "{label}: {regressed:?}");
+        }
+    }
+    let floors = [
+        (H100, 8, [0.91, 0.87, 0.99, 0.98], 0.8, [0.94, 0.93, 0.99, 0.98, 0.62]),
+        (H200, 9, [0.99, 0.88, 0.99, 0.98], 0.87, [0.99, 0.84, 0.99, 0.98, 0.62]),
+    ];
+    for (class_dir, cards, same_3, atomics_5, class_5) in floors {
+        let archives = [L2_COPIES, L2_COPIES_MORE, FRESH].map(|a| root().join(class_dir).join(a));
+        let c = calibration(&archives, &config());
+        println!("{}", calibration_markdown(&c));
+        assert_eq!(c.cards.len(), cards, "{:?}", c.cards);
+        let same = c.same_card.as_ref().unwrap();
+        let class = c.class.as_ref().unwrap();
+        assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
+        assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
+        let classes =
+            [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory];
+        for (m, min) in classes.iter().zip(same_3) {
+            at_least(same, *m, 0.03, min, "same card");
+        }
+        at_least(same, MetricClass::Atomics, 0.05, atomics_5, "same card");
+        for (m, min) in classes.iter().chain([&MetricClass::Atomics]).zip(class_5) {
+            at_least(class, *m, 0.05, min, "class");
         }
     }
 }
