@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use regex::Regex;
 
+use super::boards::Boards;
 use super::contamination;
 use super::gate::{self, Prepared};
 use super::level::{self, Level};
@@ -96,7 +97,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
     let (old_shared, new_shared) =
         (contamination::by_benchmark(baseline.runs), contamination::by_benchmark(candidate.runs));
     let candidate_uuid = new_run.gpu.uuid.as_str();
-    let boards = level::Boards {
+    let boards = Boards {
         by_uuid: baseline.runs.iter().map(|r| (r.gpu.uuid.clone(), r.gpu.board_part_number.clone())).collect(),
         candidate: new_run.gpu.board_part_number.clone(),
         confidence: rule.confidence,
@@ -163,7 +164,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
 }
 
 /// The kind of baseline `runs` is for a new run on `uuid`.
-fn baseline_kind(runs: &[ResultsDocument], uuid: &str, boards: &level::Boards) -> BaselineKind {
+fn baseline_kind(runs: &[ResultsDocument], uuid: &str, boards: &Boards) -> BaselineKind {
     let cards: BTreeSet<&str> = runs.iter().map(|r| r.gpu.uuid.as_str()).collect();
     let same_card_runs = runs.iter().filter(|r| r.gpu.uuid == uuid).count();
     let level = if same_card_runs > 0 {
@@ -188,7 +189,7 @@ fn baseline_kind(runs: &[ResultsDocument], uuid: &str, boards: &level::Boards) -
 
 fn warnings(old: &ResultsDocument, new: &ResultsDocument, baseline_runs: &[ResultsDocument]) -> Vec<String> {
     let mut w = Vec::new();
-    let kind = baseline_kind(baseline_runs, &new.gpu.uuid, &level::Boards::default());
+    let kind = baseline_kind(baseline_runs, &new.gpu.uuid, &Boards::default());
     if kind.level == Level::OtherCard {
         w.push(format!(
             "the baseline holds one card ({}), not this one ({}): how cards of the class differ is unknown, so no metric can be REGRESSED or IMPROVED (save runs of two or more cards for a class baseline)",
@@ -297,13 +298,7 @@ fn side_stats(p: &Prepared, values: &[f64]) -> SideStats {
 }
 
 /// Everything the verdict is decided from: compatibility, gate, level, prediction band.
-fn assess(
-    old: &MetricSeries,
-    new: &MetricSeries,
-    candidate_uuid: &str,
-    boards: &level::Boards,
-    rule: &Rule,
-) -> Assessed {
+fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: &Boards, rule: &Rule) -> Assessed {
     let incompatible = old
         .inconsistent
         .as_ref()

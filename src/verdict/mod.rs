@@ -11,7 +11,8 @@
 //!    kernel's own clock readings cannot rule out a clock change: INCONCLUSIVE at most.
 //! 2. **Level** ([`level`]): each side is reduced to run medians. When the new run's GPU UUID
 //!    is among the baseline's runs, it is judged against that card's run medians (run-to-run
-//!    spread); otherwise against one median per baseline card (between-card spread). A
+//!    spread); otherwise against one median per baseline card (between-card spread), narrowed
+//!    to the cards of the new card's board where the baseline's boards allow ([`boards`]). A
 //!    baseline of one other card cannot say how cards differ: INCONCLUSIVE at most.
 //! 3. **Effect size**: the new median of run medians, relative to the mean of the reference
 //!    values, must lie beyond the metric's threshold: the configured minimum effect, widened
@@ -25,6 +26,7 @@
 //!
 //! "Bad" follows the metric's declared direction: latency up is bad, bandwidth down is bad.
 
+mod boards;
 pub mod calibrate;
 mod compare;
 mod contamination;
@@ -113,7 +115,7 @@ impl BaselineKind {
                 plural(self.same_card_runs, "run")
             ),
             Level::Class => match (&self.board, self.board_cards) {
-                (Some(board), Some(n)) if n < level::MIN_BOARD_CARDS => format!(
+                (Some(board), Some(n)) if n < boards::MIN_BOARD_CARDS => format!(
                     "class baseline: {}, {} ({short} not among them), against the {} of board {board} where boards differ on a metric (between-card spread within boards), else the class whole",
                     plural(self.cards, "card"),
                     plural(self.runs, "run"),
