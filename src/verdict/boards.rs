@@ -117,11 +117,8 @@ fn boards_differ(by_board: &BTreeMap<&str, Vec<f64>>, confidence: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::level::tests::uuids;
     use crate::verdict::level::{Level, band, reference};
-
-    fn uuids(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
 
     #[test]
     fn a_class_with_two_boards_is_judged_against_the_candidates_board() {

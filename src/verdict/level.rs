@@ -298,10 +298,11 @@ pub(crate) fn band(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn uuids(list: &[&str]) -> Vec<String> {
+    /// UUIDs from short names, for references built by hand.
+    pub(in crate::verdict) fn uuids(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
     }
 
