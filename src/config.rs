@@ -30,7 +30,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 #[cfg(test)]
 use crate::verdict::Scope;
-use crate::verdict::{MetricOverride, Rule};
+use crate::verdict::{CycledSamples, MetricOverride, Rule};
 
 /// File name looked up in the workspace (and its parents).
 pub const CONFIG_FILE: &str = "gpubench.toml";
@@ -81,6 +81,7 @@ struct VerdictSection {
     min_samples: Option<usize>,
     min_fact_confidence: Option<f64>,
     pool_run_spread: Option<bool>,
+    cycled_samples: Option<String>,
     seed: Option<u64>,
     #[serde(default)]
     metric: Vec<MetricSection>,
@@ -168,6 +169,7 @@ impl Config {
             pool_run_spread: v.pool_run_spread.unwrap_or(d.pool_run_spread),
             seed: v.seed.unwrap_or(d.seed),
             overrides,
+            cycled_samples: v.cycled_samples.as_deref().map(CycledSamples::new).transpose().map_err(bad)?,
         };
         rule.validate().map_err(bad)?;
         let max_runs = file.baseline.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
@@ -203,6 +205,7 @@ mod tests {
 threshold = 0.03
 spread_floor = 0.001
 pool_run_spread = true
+cycled_samples = "^atomics/contention:"
 
 [[verdict.metric]]
 match = "latency/.*/32MiB:"
@@ -241,6 +244,7 @@ max_runs = 3
         assert_eq!(c.rule.card_floor("dram:latency", true), c.rule.card_spread_floor);
         assert_eq!(c.rule.card_floor("dram:latency", false), 0.02);
         assert!(c.rule.cards_in_groups("dram:latency") && !c.rule.cards_in_groups("cache:reused"));
+        assert!(c.rule.cycled_samples("atomics/contention:k=1024") && !c.rule.cycled_samples("latency/ca/32MiB:x"));
         assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
         assert_eq!(c.max_runs, 3);
     }
@@ -252,6 +256,7 @@ max_runs = 3
             ("[verdict]\nthreshold = \"2%\"\n", "line 2"),
             ("[verdict]\nthreshold = 2.0\n", "threshold = 2 is outside"),
             ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
+            ("[verdict]\ncycled_samples = \"[\"\n", "bad pattern `[`"),
             ("[verdict\n", "line 1"),
             ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
             ("[[verdict.metric]]\nmatch = \"x\"\nrun_spread_df = 4\n", "run_spread_df of `x` needs a run_spread"),

@@ -251,7 +251,8 @@ fn slow_clock(doc: &mut ResultsDocument, id: &str, fraction: f64) {
     for c in &mut b.clocks {
         c.cycles /= 1.0 + fraction;
     }
-    for m in &mut b.metrics {
+    // Work that follows the clock: the same cycles, more time.
+    for m in b.metrics.iter_mut().filter(|m| m.unit.ends_with("/s") || m.unit == "ns") {
         let f = match m.better {
             Better::Lower => 1.0 + fraction,
             Better::Higher => 1.0 / (1.0 + fraction),
@@ -346,6 +347,14 @@ fn clock_drop_without_normalised_values_needs_a_change_beyond_the_clock() {
     assert_eq!(v.verdict, Verdict::Inconclusive, "{}", v.reason);
     assert!(v.reason.contains("SM clock") && v.reason.contains("could explain REGRESSED"), "{}", v.reason);
     assert_eq!(c.counts.regressed, 0, "{:#?}", count(&c, Verdict::Regressed));
+
+    // More cycles on a slower clock: the clock cannot explain that direction.
+    let mut new = doc.clone();
+    slow_clock(&mut new, id, 0.10);
+    worsen(&mut new, id, "cycles_per_access", 0.05);
+    let c = run_compare(std::slice::from_ref(&doc), std::slice::from_ref(&new), &Rule::default());
+    let v = c.metric(id, "cycles_per_access").unwrap();
+    assert_eq!(v.verdict, Verdict::Regressed, "{}", v.reason);
 
     // 20 % slower on a 5 % clock drop: more than the clock can explain.
     let mut new = doc.clone();

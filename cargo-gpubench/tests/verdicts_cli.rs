@@ -189,7 +189,7 @@ fn the_workspace_configuration_sets_the_threshold() {
     let o = run(&sub, &["compare", old.to_str().unwrap(), new.to_str().unwrap(), "--all"]);
     assert_exit(&o, 0);
     let row = stdout(&o).lines().find(|l| l.contains("stream/triad")).unwrap().to_string();
-    assert!(row.contains("PASS") && row.contains("within ±8.0%"), "{row}");
+    assert!(row.contains("PASS") && row.contains("within -7.4%"), "{row}");
 }
 
 #[test]

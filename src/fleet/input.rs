@@ -1,14 +1,13 @@
 //! Reading a fleet's files: results and baseline JSON files, folders of them (searched
-//! recursively), `.tar.gz` archives of them, and node status files written by the batch recipe.
+//! recursively), `.tar.gz` / `.tar.xz` archives of them, and node status files written by the batch recipe.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::baseline::BASELINE_SCHEMA;
 use crate::error::{Error, Result};
-use crate::results::{RESULTS_SCHEMA, ResultsDocument, parse_json};
+use crate::results::{RESULTS_SCHEMA, ResultsDocument, is_tarball, json_members, parse_json, tarball_stem};
 
 /// Schema tag of a [`NodeStatus`] file.
 pub const NODE_SCHEMA: &str = "gpubench.node/1";
@@ -51,7 +50,7 @@ pub struct Loaded {
 }
 
 /// Reads every path: a file named on the command line must be a results, baseline or node
-/// status file or a `.tar.gz` of results (else [`Error::Data`]); in folders, JSON files of
+/// status file or a `.tar.gz` / `.tar.xz` of results (else [`Error::Data`]); in folders, JSON files of
 /// other schemas are skipped and listed, while a corrupt file of ours is still an error.
 pub fn load(paths: &[PathBuf]) -> Result<Loaded> {
     let mut loaded = Loaded::default();
@@ -85,11 +84,6 @@ fn walk(dir: &Path, loaded: &mut Loaded) -> Result<()> {
 
 fn is_json(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "json")
-}
-
-fn is_tarball(p: &Path) -> bool {
-    let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    n.ends_with(".tar.gz") || n.ends_with(".tgz")
 }
 
 fn host_of(p: &Path) -> Option<String> {
@@ -134,22 +128,9 @@ fn take(p: &Path, origin: &str, host: Option<String>, bytes: &[u8], named: bool,
 }
 
 fn read_tarball(p: &Path, loaded: &mut Loaded) -> Result<()> {
-    let file = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let bad = |e: std::io::Error| Error::data(p, format!("not a readable .tar.gz ({e})"));
     let before = loaded.runs.len();
-    let host = p
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(|n| n.trim_end_matches(".tar.gz").trim_end_matches(".tgz").to_owned());
-    for entry in archive.entries().map_err(bad)? {
-        let mut entry = entry.map_err(bad)?;
-        let name = entry.path().map_err(bad)?.display().to_string();
-        if !entry.header().entry_type().is_file() || !name.ends_with(".json") {
-            continue;
-        }
-        let mut bytes = Vec::new();
-        entry.read_to_end(&mut bytes).map_err(bad)?;
+    let host = tarball_stem(p);
+    for (name, bytes) in json_members(p)? {
         let origin = format!("{}:{name}", p.display());
         take(Path::new(&origin), &origin, host.clone(), &bytes, false, loaded)?;
     }

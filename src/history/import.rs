@@ -1,12 +1,11 @@
-//! Finding results documents to import: files, folders (searched recursively) and .tar.gz
+//! Finding results documents to import: files, folders (searched recursively) and .tar.gz / .tar.xz
 //! archives of results files.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::record::RunRecord;
 use crate::error::{Error, Result};
-use crate::results::{RESULTS_SCHEMA, ResultsDocument, parse_json};
+use crate::results::{RESULTS_SCHEMA, ResultsDocument, is_tarball, json_members, parse_json};
 
 /// What a search for results documents found.
 #[derive(Debug, Default)]
@@ -19,15 +18,15 @@ pub struct Found {
 }
 
 /// Reads every results document under `paths`. A file named directly must be a results
-/// document or a .tar.gz; inside folders and archives, JSON files of other schemas are skipped
+/// document or a .tar.gz / .tar.xz; inside folders and archives, JSON files of other schemas are skipped
 /// and listed. A corrupt results document is an error wherever it is.
 pub fn collect(paths: &[PathBuf]) -> Result<Found> {
     let mut found = Found::default();
     for p in paths {
         if p.is_dir() {
             walk(p, &mut found)?;
-        } else if is_tar_gz(p) {
-            read_tar_gz(p, &mut found)?;
+        } else if is_tarball(p) {
+            read_tarball(p, &mut found)?;
         } else {
             let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
             let rec = parse_record(p, &bytes, &p.display().to_string())?;
@@ -37,11 +36,6 @@ pub fn collect(paths: &[PathBuf]) -> Result<Found> {
     Ok(found)
 }
 
-fn is_tar_gz(p: &Path) -> bool {
-    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".tar.gz") || name.ends_with(".tgz")
-}
-
 fn walk(dir: &Path, found: &mut Found) -> Result<()> {
     let mut entries: Vec<PathBuf> =
         std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -49,8 +43,8 @@ fn walk(dir: &Path, found: &mut Found) -> Result<()> {
     for p in entries {
         if p.is_dir() {
             walk(&p, found)?;
-        } else if is_tar_gz(&p) {
-            read_tar_gz(&p, found)?;
+        } else if is_tarball(&p) {
+            read_tarball(&p, found)?;
         } else if p.extension().is_some_and(|e| e == "json") {
             let bytes = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
             maybe_record(&p, &bytes, &p.display().to_string(), found)?;
@@ -59,23 +53,8 @@ fn walk(dir: &Path, found: &mut Found) -> Result<()> {
     Ok(())
 }
 
-fn read_tar_gz(path: &Path, found: &mut Found) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let bad = |e: std::io::Error| Error::data(path, format!("not a readable .tar.gz ({e})"));
-    let mut members = Vec::new();
-    for entry in archive.entries().map_err(bad)? {
-        let mut entry = entry.map_err(bad)?;
-        let name = entry.path().map_err(bad)?.display().to_string();
-        if !name.ends_with(".json") || !entry.header().entry_type().is_file() {
-            continue;
-        }
-        let mut bytes = Vec::new();
-        entry.read_to_end(&mut bytes).map_err(bad)?;
-        members.push((name, bytes));
-    }
-    members.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, bytes) in members {
+fn read_tarball(path: &Path, found: &mut Found) -> Result<()> {
+    for (name, bytes) in json_members(path)? {
         let source = format!("{}:{name}", path.display());
         maybe_record(&PathBuf::from(&source), &bytes, &source, found)?;
     }

@@ -3,6 +3,7 @@
 mod check;
 mod io;
 mod schema;
+mod tarball;
 
 pub use check::check_document;
 pub use io::{
@@ -10,6 +11,7 @@ pub use io::{
     write_atomic_checked, write_json, write_json_compact,
 };
 pub use schema::*;
+pub use tarball::{is_tarball, json_members, tarball_stem};
 
 use std::path::Path;
 

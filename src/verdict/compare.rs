@@ -6,8 +6,9 @@ use regex::Regex;
 
 use super::boards::Boards;
 use super::contamination;
-use super::gate::{self, Prepared};
+use super::gate::{self, ClockScaling, Prepared};
 use super::level::{self, Level};
+use super::pattern::{OrderedRun, unrepeated_spread};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
     BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, Scope, SideInfo, SideStats,
@@ -218,8 +219,9 @@ enum Gate {
     Normalized(String),
     /// A side throttled as a whole (`0` says which and why) and no normalised values exist.
     Throttled(String),
-    /// The clocks differ by `factor` (>= 1); a verdict must exceed the threshold even after
-    /// allowing the whole clock difference. `1` describes the clocks.
+    /// The clocks differ: `0` is the new side's clock over the baseline's. A verdict must
+    /// exceed the threshold even after allowing the whole clock difference in the direction
+    /// the metric's unit can follow ([`ClockScaling`]). `1` describes the clocks.
     Clock(f64, String),
 }
 
@@ -356,7 +358,7 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
     } else if !throttled.is_empty() {
         Gate::Throttled(throttled.join("; "))
     } else if let Some(ratio) = clock_ratio.filter(|r| *r != 1.0) {
-        Gate::Clock(ratio.max(1.0 / ratio), clock_text(ratio))
+        Gate::Clock(ratio, clock_text(ratio))
     } else {
         Gate::Clean
     };
@@ -366,6 +368,10 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
             (Basis::Normalized, bn, cn, &b.normalized_run_medians, &b.normalized_run_uuids, &c.normalized_run_medians)
         }
         _ => (Basis::Raw, &b.values, &c.values, &b.run_medians, &b.run_uuids, &c.run_medians),
+    };
+    let (b_ordered, c_ordered) = match basis {
+        Basis::Normalized => (&b.normalized_run_samples, &c.normalized_run_samples),
+        Basis::Raw => (&b.run_samples, &c.run_samples),
     };
     if basis == Basis::Normalized {
         r.unit = old.normalized_unit.clone().unwrap_or_else(|| old.unit.clone());
@@ -401,17 +407,37 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
     // the second floor: a new card's one run brings its own sampling error.
     let spread_df =
         reference.spread_beyond_values().map_or(reference.values.len().saturating_sub(1), |(_, df)| df as usize);
-    let within = |p: &Prepared, v: &[f64]| {
-        let per_run = (v.len() / p.runs.max(1)).max(1) as f64;
-        robust_relative_spread(v).unwrap_or(0.0) * 1.2533 / per_run.sqrt()
-    };
+    let per_run = |p: &Prepared, v: &[f64]| (v.len() / p.runs.max(1)).max(1) as f64;
+    let within = |p: &Prepared, v: &[f64]| robust_relative_spread(v).unwrap_or(0.0) * 1.2533 / per_run(p, v).sqrt();
     // A spread pooled over other cards' runs does not see a card whose runs stray more than
     // theirs: there an override's `run_spread` stays a floor, unless it is a prior (given with
     // `run_spread_df`), which the moderation combines with the pooled spread.
     let pooled_without_prior = reference.pooled.is_some() && rule.measured_prior(&key, Scope::SameCard).is_none();
     let mut floor = if spread_df < 2 || pooled_without_prior { rule.run_floor(&key) } else { rule.spread_floor };
     if spread_df < 2 || reference.level != Level::SameCard {
-        floor = floor.max(within(&b, bv)).max(within(&c, cv));
+        let mut sampling = within(&b, bv).max(within(&c, cv));
+        // On one card, samples that step through placements in the same order in every run
+        // (gpubench.toml `cycled_samples`): a run's median carries only the part of their
+        // scatter that does not repeat (pattern.rs). Taken where it is under half the scatter,
+        // the mark of a repeated pattern rather than of chance.
+        if reference.level == Level::SameCard && rule.cycled_samples(&key) {
+            let own: Vec<OrderedRun> = b_runs
+                .iter()
+                .zip(b_uuids)
+                .zip(b_ordered)
+                .filter(|((_, u), _)| u.as_str() == candidate_uuid)
+                .map(|((m, _), s)| OrderedRun { median: *m, samples: s })
+                .collect();
+            let new: Vec<OrderedRun> =
+                c_runs.iter().zip(c_ordered).map(|(m, s)| OrderedRun { median: *m, samples: s }).collect();
+            if let Some(s) = unrepeated_spread(&own, &new) {
+                let unrepeated = s * 1.2533 / per_run(&c, cv).sqrt();
+                if unrepeated < sampling / 2.0 {
+                    sampling = unrepeated;
+                }
+            }
+        }
+        floor = floor.max(sampling);
     }
     if reference.level == Level::Class {
         floor = floor.max(rule.card_floor(&key, by_board));
@@ -536,14 +562,13 @@ fn decide(mut r: MetricVerdict, st: &Stats) -> MetricVerdict {
     let unit = st.level.unit();
     let against = format!("{} {unit}{}", st.k, if st.k == 1 { "" } else { "s" });
     let change = format!("{:+.2}% vs {against} ({})", (st.ratio - 1.0) * 100.0, st.level.label());
+    // The bound on the side of the change: a ratio beyond 1 + t or below 1 / (1 + t), so a
+    // fall of 8.3 % already passes a threshold of 9 %.
+    let edge = if st.ratio < 1.0 { 1.0 / (1.0 + st.threshold) - 1.0 } else { st.threshold };
     let limit = if st.threshold > st.minimum {
-        format!(
-            "±{:.1}% (minimum {:.1}%, widened by the {unit}-to-{unit} spread)",
-            st.threshold * 100.0,
-            st.minimum * 100.0
-        )
+        format!("{:+.1}% (minimum ±{:.1}%, widened by the {unit}-to-{unit} spread)", edge * 100.0, st.minimum * 100.0)
     } else {
-        format!("±{:.1}%", st.threshold * 100.0)
+        format!("{:+.1}%", edge * 100.0)
     };
     let mut reason = match verdict {
         Verdict::Regressed | Verdict::Improved => format!("{change} beyond {limit}"),
@@ -570,10 +595,11 @@ fn decide(mut r: MetricVerdict, st: &Stats) -> MetricVerdict {
                 reason = format!("{reason}; {why}");
             }
         }
-        Gate::Clock(factor, why) => {
+        Gate::Clock(ratio, why) => {
+            let (worsening, improvement) = ClockScaling::of_unit(&r.unit).explains(*ratio);
             let holds = match verdict {
-                Verdict::Regressed => worse / factor > bound,
-                Verdict::Improved => worse * factor < 1.0 / bound,
+                Verdict::Regressed => worse / worsening > bound,
+                Verdict::Improved => worse * improvement < 1.0 / bound,
                 _ => true,
             };
             if !holds {

@@ -1,12 +1,11 @@
 //! Gathering recorded runs for calibration: results files, baselines (their runs), folders of
-//! them and `.tar.gz` archives of them. Other JSON (comparisons, reports) is skipped and named.
+//! them and `.tar.gz` / `.tar.xz` archives of them. Other JSON (comparisons, reports) is skipped and named.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::baseline::{BASELINE_SCHEMA, Baseline};
 use crate::error::{Error, Result};
-use crate::results::{RESULTS_SCHEMA, ResultsDocument, parse_json};
+use crate::results::{RESULTS_SCHEMA, ResultsDocument, is_tarball, json_members, parse_json};
 
 /// Runs found under some paths, and what was passed over.
 #[derive(Debug, Default)]
@@ -17,7 +16,7 @@ pub struct Corpus {
     pub skipped: Vec<String>,
 }
 
-/// Reads every run under `paths` (files, folders searched recursively, `.tar.gz` archives).
+/// Reads every run under `paths` (files, folders searched recursively, `.tar.gz` / `.tar.xz` archives).
 /// A named path that does not exist or a corrupt results file is an error; JSON of another
 /// schema is skipped.
 pub fn gather(paths: &[PathBuf]) -> Result<Corpus> {
@@ -66,10 +65,7 @@ fn visit(path: &Path, corpus: &mut Corpus) -> Result<()> {
             .filter(|p| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 !name.starts_with('.')
-                    && (p.is_dir()
-                        || name.ends_with(".json")
-                        || name.ends_with(".json.gz")
-                        || name.ends_with(".tar.gz"))
+                    && (p.is_dir() || name.ends_with(".json") || name.ends_with(".json.gz") || is_tarball(p))
             })
             .collect();
         entries.sort();
@@ -79,23 +75,8 @@ fn visit(path: &Path, corpus: &mut Corpus) -> Result<()> {
         return Ok(());
     }
     let name = path.display().to_string();
-    if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-        let bad = |e: std::io::Error| Error::data(path, format!("not a readable .tar.gz: {e}"));
-        let mut members = Vec::new();
-        for entry in archive.entries().map_err(bad)? {
-            let mut entry = entry.map_err(bad)?;
-            let inner = entry.path().map_err(bad)?.display().to_string();
-            if !entry.header().entry_type().is_file() || !inner.ends_with(".json") {
-                continue;
-            }
-            let mut bytes = Vec::new();
-            entry.read_to_end(&mut bytes).map_err(bad)?;
-            members.push((inner, bytes));
-        }
-        members.sort_by(|a, b| a.0.cmp(&b.0));
-        for (inner, bytes) in members {
+    if is_tarball(path) {
+        for (inner, bytes) in json_members(path)? {
             let label = format!("{name}:{inner}");
             add(&PathBuf::from(&label), &label, &bytes, corpus)?;
         }

@@ -24,6 +24,11 @@ pub(crate) struct Prepared {
     pub normalized_run_medians: Vec<f64>,
     /// GPU UUID of each entry of `normalized_run_medians`.
     pub normalized_run_uuids: Vec<String>,
+    /// Each run's raw samples in the order measured, `None` where left out; one entry per
+    /// entry of `run_medians`.
+    pub run_samples: Vec<Vec<Option<f64>>>,
+    /// The same for the normalised samples, one entry per entry of `normalized_run_medians`.
+    pub normalized_run_samples: Vec<Vec<Option<f64>>>,
     /// Whether every run has the kernel's own clock readings.
     pub kernel_clock: bool,
     /// Samples before exclusion.
@@ -54,6 +59,8 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
     let mut normalized_run_medians = Vec::new();
     let mut run_uuids = Vec::new();
     let mut normalized_run_uuids = Vec::new();
+    let mut run_samples = Vec::new();
+    let mut normalized_run_samples = Vec::new();
     let mut kernel_clock = true;
     let mut clocks = Vec::new();
     let mut reasons = BTreeSet::new();
@@ -69,6 +76,7 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
         if let Some(m) = median(&v) {
             run_medians.push(m);
             run_uuids.push(r.uuid.clone());
+            run_samples.push(in_order(&r.values, |i| keep(r, i)));
         }
         kernel_clock &= r.kernel_clock;
         values.extend(v);
@@ -78,6 +86,7 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
                 if let Some(m) = median(&v) {
                     normalized_run_medians.push(m);
                     normalized_run_uuids.push(r.uuid.clone());
+                    normalized_run_samples.push(in_order(nv, |i| keep(r, i)));
                 }
                 acc.extend(v);
             }
@@ -95,6 +104,8 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
         run_uuids,
         normalized_run_medians,
         normalized_run_uuids,
+        run_samples,
+        normalized_run_samples,
         kernel_clock: kernel_clock && used_runs > 0,
         total,
         throttled_samples: throttled_count,
@@ -104,6 +115,48 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
         clock_mhz: median(&clocks),
         runs: used_runs,
     }
+}
+
+/// Which way a metric's value can follow the clock of its domain, read from its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClockScaling {
+    /// Per unit of time (GB/s, op/s, ns): a faster clock can only make it better, a slower one
+    /// worse, by at most the clock ratio.
+    PerTime,
+    /// Per clock (B/clk, op/clk, cycles): a faster clock can only make it worse (work that does
+    /// not follow the clock takes more cycles), a slower one better.
+    PerClock,
+    /// Neither (percentages, ratios, counts): either way.
+    Either,
+}
+
+impl ClockScaling {
+    /// The scaling of a metric measured in `unit`.
+    pub fn of_unit(unit: &str) -> Self {
+        if unit.ends_with("/s") || matches!(unit, "ns" | "us" | "ms" | "s") {
+            ClockScaling::PerTime
+        } else if unit == "cycles" || unit.split('/').any(|part| part == "clk") {
+            ClockScaling::PerClock
+        } else {
+            ClockScaling::Either
+        }
+    }
+
+    /// The largest worsening and the largest improvement (factors >= 1) that a clock ratio
+    /// `ratio` (new side over baseline) can explain.
+    pub fn explains(self, ratio: f64) -> (f64, f64) {
+        let (faster, slower) = (ratio.max(1.0), (1.0 / ratio).max(1.0));
+        match self {
+            ClockScaling::PerTime => (slower, faster),
+            ClockScaling::PerClock => (faster, slower),
+            ClockScaling::Either => (faster.max(slower), faster.max(slower)),
+        }
+    }
+}
+
+/// `values` in order, `None` where not kept or not finite.
+fn in_order(values: &[f64], keep: impl Fn(usize) -> bool) -> Vec<Option<f64>> {
+    values.iter().enumerate().map(|(i, v)| (keep(i) && v.is_finite()).then_some(*v)).collect()
 }
 
 /// The baseline's relative noise: the larger of the robust spread of its pooled samples and
@@ -150,6 +203,22 @@ mod tests {
         let p = prepare(&[run(&[1.0; 10], &[true; 10], 1500.0)], 5);
         assert_eq!((p.values.len(), p.excluded, p.throttled), (10, 0, true));
         assert!(p.reasons.contains("sw_power_cap"));
+    }
+
+    #[test]
+    fn a_clock_change_explains_only_the_direction_its_unit_follows() {
+        assert_eq!(ClockScaling::of_unit("GB/s"), ClockScaling::PerTime);
+        assert_eq!(ClockScaling::of_unit("ns"), ClockScaling::PerTime);
+        assert_eq!(ClockScaling::of_unit("B/clk/SM"), ClockScaling::PerClock);
+        assert_eq!(ClockScaling::of_unit("cycles"), ClockScaling::PerClock);
+        assert_eq!(ClockScaling::of_unit("%"), ClockScaling::Either);
+        // A clock 1 % faster on the new side: a per-second rate can only gain from it, a
+        // per-clock rate can only lose.
+        assert_eq!(ClockScaling::PerTime.explains(1.01), (1.0, 1.01));
+        assert_eq!(ClockScaling::PerClock.explains(1.01), (1.01, 1.0));
+        let (w, i) = ClockScaling::PerTime.explains(0.99);
+        assert!((w - 1.0 / 0.99).abs() < 1e-12 && i == 1.0);
+        assert_eq!(ClockScaling::Either.explains(1.01), (1.01, 1.01));
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod corpus;
 mod facts;
 mod gate;
 mod level;
+mod pattern;
 mod rule;
 mod series;
 mod upgrade;
@@ -44,7 +45,7 @@ pub use compare::{Side, check_comparable, compare};
 pub use facts::{FactVerdict, show as show_fact};
 pub use gate::noise as baseline_noise;
 pub use level::Level;
-pub use rule::{MetricOverride, Rule, Scope};
+pub use rule::{CycledSamples, MetricOverride, Rule, Scope};
 pub use upgrade::{KernelChange, StackField, Upgrade, kernels as run_kernels};
 
 use crate::error::exit;

@@ -68,6 +68,31 @@ pub struct Rule {
     pub seed: u64,
     /// Per-metric overrides, first match wins.
     pub overrides: Vec<MetricOverride>,
+    /// Metrics whose samples step through placements (copies of their target) that every run
+    /// covers in the same order, as a regular expression on `"<benchmark id>:<metric>"`: their
+    /// scatter repeats run after run, and a run's median is judged against one or two runs of
+    /// its card with the sampling error of what does not repeat (`verdict::pattern`). Default
+    /// none.
+    pub cycled_samples: Option<CycledSamples>,
+}
+
+/// The metrics of [`Rule::cycled_samples`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CycledSamples {
+    /// The regular expression as written.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    #[serde(skip)]
+    regex: Regex,
+}
+
+impl CycledSamples {
+    /// Compiles `pattern`; the error is one line.
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        let regex =
+            Regex::new(pattern).map_err(|e| format!("bad pattern `{pattern}`: {}", first_line(&e.to_string())))?;
+        Ok(CycledSamples { pattern: pattern.to_string(), regex })
+    }
 }
 
 /// A per-metric change of the rule, selected by a regular expression on
@@ -179,6 +204,7 @@ impl Default for Rule {
             pool_run_spread: false,
             seed: 0,
             overrides: Vec::new(),
+            cycled_samples: None,
         }
     }
 }
@@ -221,6 +247,12 @@ impl Rule {
     pub fn run_floor(&self, key: &str) -> f64 {
         let o = self.overrides.iter().find(|o| o.matches(key)).and_then(|o| o.run_spread);
         o.unwrap_or(self.spread_floor).max(self.spread_floor)
+    }
+
+    /// Whether the samples of the metric `key` step through placements in the same order in
+    /// every run ([`Rule::cycled_samples`]).
+    pub fn cycled_samples(&self, key: &str) -> bool {
+        self.cycled_samples.as_ref().is_some_and(|c| c.regex.is_match(key))
     }
 
     /// Whether the first override matching `key` says the class's cards fall in groups on it
