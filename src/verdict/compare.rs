@@ -8,15 +8,15 @@ use super::boards::Boards;
 use super::contamination;
 use super::gate::{self, ClockScaling, Prepared};
 use super::level::{self, Level};
-use super::pattern::{OrderedRun, unrepeated_spread};
+use super::sampling::{self, SideRuns};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
     BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, Scope, SideInfo, SideStats,
     Upgrade, Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
-use crate::results::{Better, ClockDomain, GpuIdentity, ResultsDocument};
-use crate::stats::{Interval, median, robust_relative_spread};
+use crate::results::{Better, ClockDomain, ResultsDocument};
+use crate::stats::{Interval, median};
 
 /// One side of a comparison: a label for reports and its runs, oldest first.
 #[derive(Debug, Clone, Copy)]
@@ -43,37 +43,6 @@ impl Side<'_> {
             created_unix_s: run.created_unix_s,
         })
     }
-}
-
-/// Refuses a comparison that must not be made, with [`Error::Mismatch`] (exit code 10): a
-/// per-card baseline (`baseline_uuid` set) and a new run measured on another card (`gpu`), or
-/// a GPU of another class than the baseline's newest run unless `allow_other_class`. Takes the
-/// GPU rather than the run, so that a run can be refused before it is measured.
-pub fn check_comparable(
-    baseline_uuid: Option<&str>,
-    baseline: &[ResultsDocument],
-    gpu: &GpuIdentity,
-    allow_other_class: bool,
-) -> Result<()> {
-    if let Some(uuid) = baseline_uuid
-        && gpu.uuid != uuid
-    {
-        return Err(Error::Mismatch(format!(
-            "the baseline is for one card ({uuid}) and the new run is on {}: compare with a class baseline, or save a per-card baseline on this card",
-            gpu.uuid
-        )));
-    }
-    if let Some(old) = baseline.last() {
-        let (a, b) = (old.gpu.class_key(), gpu.class_key());
-        if a != b && !allow_other_class {
-            return Err(Error::Mismatch(format!(
-                "the baseline is for {} and the new run is on {}: pass --allow-other-class to compare them anyway",
-                a.slug(),
-                b.slug()
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Compares `candidate` with `baseline` under `rule` (see the module documentation of
@@ -369,9 +338,9 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
         }
         _ => (Basis::Raw, &b.values, &c.values, &b.run_medians, &b.run_uuids, &c.run_medians),
     };
-    let (b_ordered, c_ordered) = match basis {
-        Basis::Normalized => (&b.normalized_run_samples, &c.normalized_run_samples),
-        Basis::Raw => (&b.run_samples, &c.run_samples),
+    let (b_ordered, c_ordered, c_uuids) = match basis {
+        Basis::Normalized => (&b.normalized_run_samples, &c.normalized_run_samples, &c.normalized_run_uuids),
+        Basis::Raw => (&b.run_samples, &c.run_samples, &c.run_uuids),
     };
     if basis == Basis::Normalized {
         r.unit = old.normalized_unit.clone().unwrap_or_else(|| old.unit.clone());
@@ -407,37 +376,20 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
     // the second floor: a new card's one run brings its own sampling error.
     let spread_df =
         reference.spread_beyond_values().map_or(reference.values.len().saturating_sub(1), |(_, df)| df as usize);
-    let per_run = |p: &Prepared, v: &[f64]| (v.len() / p.runs.max(1)).max(1) as f64;
-    let within = |p: &Prepared, v: &[f64]| robust_relative_spread(v).unwrap_or(0.0) * 1.2533 / per_run(p, v).sqrt();
     // A spread pooled over other cards' runs does not see a card whose runs stray more than
     // theirs: there an override's `run_spread` stays a floor, unless it is a prior (given with
     // `run_spread_df`), which the moderation combines with the pooled spread.
     let pooled_without_prior = reference.pooled.is_some() && rule.measured_prior(&key, Scope::SameCard).is_none();
     let mut floor = if spread_df < 2 || pooled_without_prior { rule.run_floor(&key) } else { rule.spread_floor };
     if spread_df < 2 || reference.level != Level::SameCard {
-        let mut sampling = within(&b, bv).max(within(&c, cv));
-        // On one card, samples that step through placements in the same order in every run
-        // (gpubench.toml `cycled_samples`): a run's median carries only the part of their
-        // scatter that does not repeat (pattern.rs). Taken where it is under half the scatter,
-        // the mark of a repeated pattern rather than of chance.
-        if reference.level == Level::SameCard && rule.cycled_samples(&key) {
-            let own: Vec<OrderedRun> = b_runs
-                .iter()
-                .zip(b_uuids)
-                .zip(b_ordered)
-                .filter(|((_, u), _)| u.as_str() == candidate_uuid)
-                .map(|((m, _), s)| OrderedRun { median: *m, samples: s })
-                .collect();
-            let new: Vec<OrderedRun> =
-                c_runs.iter().zip(c_ordered).map(|(m, s)| OrderedRun { median: *m, samples: s }).collect();
-            if let Some(s) = unrepeated_spread(&own, &new) {
-                let unrepeated = s * 1.2533 / per_run(&c, cv).sqrt();
-                if unrepeated < sampling / 2.0 {
-                    sampling = unrepeated;
-                }
-            }
-        }
-        floor = floor.max(sampling);
+        let side =
+            |p: &Prepared, pooled, medians, uuids, ordered| SideRuns { pooled, runs: p.runs, medians, uuids, ordered };
+        let cycled = (reference.level == Level::SameCard && rule.cycled_samples(&key)).then_some(candidate_uuid);
+        floor = floor.max(sampling::run_median_error(
+            &side(&b, bv, b_runs, b_uuids, b_ordered),
+            &side(&c, cv, c_runs, c_uuids, c_ordered),
+            cycled,
+        ));
     }
     if reference.level == Level::Class {
         floor = floor.max(rule.card_floor(&key, by_board));

@@ -28,20 +28,22 @@
 
 mod boards;
 pub mod calibrate;
+mod comparable;
 mod compare;
 mod contamination;
 pub mod corpus;
 mod facts;
 mod gate;
 mod level;
-mod pattern;
 mod rule;
+mod sampling;
 mod series;
 mod upgrade;
 
 use serde::{Deserialize, Serialize};
 
-pub use compare::{Side, check_comparable, compare};
+pub use comparable::check_comparable;
+pub use compare::{Side, compare};
 pub use facts::{FactVerdict, show as show_fact};
 pub use gate::noise as baseline_noise;
 pub use level::Level;
