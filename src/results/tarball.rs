@@ -5,16 +5,18 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// The archive extensions read here.
+const EXTENSIONS: [&str; 3] = [".tar.gz", ".tgz", ".tar.xz"];
+
 /// Whether `path` names an archive this module reads.
 pub fn is_tarball(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    [".tar.gz", ".tgz", ".tar.xz"].iter().any(|ext| name.ends_with(ext))
+    tarball_stem(path).is_some()
 }
 
 /// The file name of `path` without its archive extension ("host-a" for "host-a.tar.xz").
 pub fn tarball_stem(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
-    [".tar.gz", ".tgz", ".tar.xz"].iter().find_map(|ext| name.strip_suffix(ext)).map(str::to_owned)
+    EXTENSIONS.iter().find_map(|ext| name.strip_suffix(ext)).map(str::to_owned)
 }
 
 /// The `.json` members of the archive at `path`, as (name inside the archive, bytes), sorted by

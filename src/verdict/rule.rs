@@ -89,8 +89,7 @@ pub struct CycledSamples {
 impl CycledSamples {
     /// Compiles `pattern`; the error is one line.
     pub fn new(pattern: &str) -> Result<Self, String> {
-        let regex =
-            Regex::new(pattern).map_err(|e| format!("bad pattern `{pattern}`: {}", first_line(&e.to_string())))?;
+        let regex = compile(pattern)?;
         Ok(CycledSamples { pattern: pattern.to_string(), regex })
     }
 }
@@ -146,8 +145,7 @@ pub struct MetricOverride {
 impl MetricOverride {
     /// Compiles `pattern`; the error is one line.
     pub fn new(pattern: &str, threshold: Option<f64>, noise_factor: Option<f64>) -> Result<Self, String> {
-        let regex =
-            Regex::new(pattern).map_err(|e| format!("bad pattern `{pattern}`: {}", first_line(&e.to_string())))?;
+        let regex = compile(pattern)?;
         Ok(MetricOverride {
             pattern: pattern.to_string(),
             threshold,
@@ -339,6 +337,11 @@ impl Rule {
 pub const MAX_THRESHOLD: f64 = 0.5;
 /// Largest accepted `min_samples`: above it every metric would be INCONCLUSIVE.
 pub const MAX_MIN_SAMPLES: usize = 1000;
+
+/// `pattern` compiled; the error is one line naming it.
+fn compile(pattern: &str) -> Result<Regex, String> {
+    Regex::new(pattern).map_err(|e| format!("bad pattern `{pattern}`: {}", first_line(&e.to_string())))
+}
 
 fn first_line(s: &str) -> &str {
     s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(s)
