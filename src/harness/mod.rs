@@ -70,7 +70,7 @@ impl Sample {
     }
 
     /// Adds the per-SM values of the metric at `metric` (declaration order); the sample's value of
-    /// that metric should be their median.
+    /// that metric is a statistic of them (the median, or where the benchmark says so the mean).
     pub fn with_sm_values(mut self, metric: usize, pairs: Vec<(u32, f64)>) -> Self {
         self.per_sm.push((metric, pairs));
         self

@@ -28,6 +28,8 @@ pub fn slots_for(gpu: &GpuIdentity) -> u32 {
 /// What one SM (or the whole GPU) accumulated over a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SmTotal {
+    /// SM id (`%smid`, the window's slot); the slot count for the GPU-wide total.
+    pub sm: u32,
     /// Sum over launches of the span, clock64 cycles (0 for the GPU-wide total).
     pub cycles: u64,
     /// Sum over launches of the span, ns.
@@ -59,6 +61,8 @@ pub struct SmTotals {
 pub struct PerSmRate {
     /// Median over SMs.
     pub median: f64,
+    /// Mean over SMs.
+    pub mean: f64,
     /// Lowest SM.
     pub min: f64,
     /// Highest SM (seed 001 keeps the largest).
@@ -79,7 +83,7 @@ impl SmTotals {
         }
         let total = |i: usize| {
             let w = &words[i * TOTAL_WORDS..(i + 1) * TOTAL_WORDS];
-            SmTotal { cycles: w[0], ns: w[1], work: w[2], windows: w[3] }
+            SmTotal { sm: i as u32, cycles: w[0], ns: w[1], work: w[2], windows: w[3] }
         };
         let per_sm = (0..slots as usize).map(total).filter(|t| t.work > 0).collect();
         Ok(SmTotals { per_sm, gpu: total(slots as usize) })
@@ -94,7 +98,13 @@ impl SmTotals {
         rates.sort_by(f64::total_cmp);
         let n = rates.len();
         let median = if n % 2 == 1 { rates[n / 2] } else { 0.5 * (rates[n / 2 - 1] + rates[n / 2]) };
-        Some(PerSmRate { median, min: rates[0], max: rates[n - 1], sms: n })
+        let mean = rates.iter().sum::<f64>() / n as f64;
+        Some(PerSmRate { median, mean, min: rates[0], max: rates[n - 1], sms: n })
+    }
+
+    /// Work per clock of each SM that ran: (SM id, rate), for a chip map.
+    pub fn per_clock_by_sm(&self) -> Vec<(u32, f64)> {
+        self.per_sm.iter().filter_map(|t| Some((t.sm, t.per_clock()?))).collect()
     }
 
     /// The SMs' clock over their windows: all their cycles over all their ns.
@@ -313,6 +323,8 @@ mod tests {
         assert_eq!(t.per_sm.len(), 3);
         let r = t.rate_per_clock().unwrap();
         assert_eq!((r.min, r.median, r.max, r.sms), (120.0, 126.0, 128.0, 3));
+        assert!((r.mean - (120.0 + 128.0 + 126.0) / 3.0).abs() < 1e-12);
+        assert_eq!(t.per_clock_by_sm(), vec![(0, 120.0), (1, 128.0), (2, 126.0)]);
         // 4000 cycles over 2000 ns: 2 GHz
         assert_eq!(t.clock().unwrap().mhz(), Some(2000.0));
         // 502000 bytes over 2100 ns

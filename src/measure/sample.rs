@@ -21,6 +21,7 @@ pub struct SampleSum {
     elapsed_ns: f64,
     clock: Option<KernelClock>,
     values: Vec<f64>,
+    per_sm: Vec<(usize, Vec<(u32, f64)>)>,
 }
 
 impl SampleSum {
@@ -55,6 +56,12 @@ impl SampleSum {
         self.values.extend(values);
     }
 
+    /// The per-SM values of the metric pushed last, for a chip map.
+    pub fn sm_values(&mut self, pairs: Vec<(u32, f64)>) {
+        let metric = self.values.len().saturating_sub(1);
+        self.per_sm.push((metric, pairs));
+    }
+
     /// The values so far.
     pub fn values(&self) -> &[f64] {
         &self.values
@@ -62,13 +69,19 @@ impl SampleSum {
 
     /// The sample, timed by the sum of the kernels' times.
     pub fn finish(self) -> Sample {
-        Sample::clocked(self.elapsed_ns, self.values, self.clock)
+        let per_sm = self.per_sm;
+        per_sm
+            .into_iter()
+            .fold(Sample::clocked(self.elapsed_ns, self.values, self.clock), |s, (m, p)| s.with_sm_values(m, p))
     }
 
     /// The sample, timed by an outer timer that covered every kernel (`elapsed_ns`) plus the
     /// kernels' times added so far.
     pub fn finish_after(self, elapsed_ns: f64) -> Sample {
-        Sample::clocked(elapsed_ns + self.elapsed_ns, self.values, self.clock)
+        let per_sm = self.per_sm;
+        per_sm.into_iter().fold(Sample::clocked(elapsed_ns + self.elapsed_ns, self.values, self.clock), |s, (m, p)| {
+            s.with_sm_values(m, p)
+        })
     }
 }
 
@@ -98,5 +111,16 @@ mod tests {
         assert_eq!(sample.elapsed_ns, 115.0);
         assert_eq!(sample.values, vec![1.0, 2.0, 3.0]);
         assert_eq!(sample.clock, Some(KernelClock { cycles: 30.0, ns: 20.0 }));
+    }
+
+    #[test]
+    fn per_sm_values_belong_to_the_metric_pushed_last() {
+        let mut s = SampleSum::new();
+        s.push(1.0);
+        s.push(2.0);
+        s.sm_values(vec![(0, 1.5), (3, 2.5)]);
+        s.push(3.0);
+        let sample = s.finish();
+        assert_eq!(sample.per_sm, vec![(1, vec![(0, 1.5), (3, 2.5)])]);
     }
 }

@@ -384,11 +384,15 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
     if spread_df < 2 || reference.level != Level::SameCard {
         let side =
             |p: &Prepared, pooled, medians, uuids, ordered| SideRuns { pooled, runs: p.runs, medians, uuids, ordered };
-        let cycled = (reference.level == Level::SameCard && rule.cycled_samples(&key)).then_some(candidate_uuid);
+        let pattern = match (rule.cycled_samples(&key), reference.level) {
+            (false, _) => sampling::Pattern::Unpaired,
+            (true, Level::SameCard) => sampling::Pattern::Card(candidate_uuid),
+            (true, Level::Class | Level::OtherCard) => sampling::Pattern::EveryCard,
+        };
         floor = floor.max(sampling::run_median_error(
             &side(&b, bv, b_runs, b_uuids, b_ordered),
             &side(&c, cv, c_runs, c_uuids, c_ordered),
-            cycled,
+            pattern,
         ));
     }
     if reference.level == Level::Class {

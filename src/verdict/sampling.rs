@@ -11,9 +11,11 @@
 //! repeats, and a run's median is far steadier than the scatter says (H100, contention on 1024
 //! threads per word: 8 % within a run, run medians within 0.3 %). The part of a sample that does
 //! not repeat is what a run's median carries from run to run. It is measured from pairs of runs
-//! of one card with the same number of samples: each sample relative to its run's median, minus
-//! the same sample of the other run relative to that run's median. A run-wide shift (which is
-//! what a regression is) cancels, and so does the pattern.
+//! with the same number of samples, the candidate's and the baseline's of the same card (or, for
+//! a class, of every card: the placements are the benchmark's, and they cycle alike on every
+//! card): each sample relative to its run's median, minus the same sample of the other run
+//! relative to that run's median. A run-wide shift (which is what a regression is) cancels, and
+//! so does the pattern.
 
 use crate::stats::{mad, robust_relative_spread};
 
@@ -55,15 +57,33 @@ impl SideRuns<'_> {
     }
 }
 
+/// Which baseline runs a metric's samples are paired with to find what does not repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pattern<'a> {
+    /// The samples do not step through placements: the scatter alone.
+    Unpaired,
+    /// The candidate's own card's runs (a same-card comparison).
+    Card(&'a str),
+    /// Every baseline run, of every card (a class comparison). The placements are the
+    /// benchmark's, not the card's: on eleven H100s, contention on 1024 threads per word cycles
+    /// alike on every card (paired differences 0.60 % across cards, 0.54 % within one, against
+    /// 8.4 % of scatter).
+    EveryCard,
+}
+
 /// The relative standard error of one run's median: the larger of the two sides' from the
-/// scatter of their samples. With `cycled_card` (the metric's samples step through placements
-/// in the same order in every run, and the candidate is that card's), the error of what does not
-/// repeat between the candidate's runs and that card's baseline runs where it is under half of
-/// that: the mark of a repeated pattern rather than of chance.
-pub(crate) fn run_median_error(baseline: &SideRuns<'_>, candidate: &SideRuns<'_>, cycled_card: Option<&str>) -> f64 {
+/// scatter of their samples. Where the metric's samples step through placements in the same
+/// order in every run ([`Pattern::Card`], [`Pattern::EveryCard`]), the error of what does not
+/// repeat between the candidate's runs and those baseline runs, where it is under half of the
+/// scatter: the mark of a repeated pattern rather than of chance.
+pub(crate) fn run_median_error(baseline: &SideRuns<'_>, candidate: &SideRuns<'_>, pattern: Pattern<'_>) -> f64 {
     let scatter = baseline.scatter_error().max(candidate.scatter_error());
-    let Some(card) = cycled_card else { return scatter };
-    let unrepeated = unrepeated_spread(&baseline.ordered_runs(Some(card)), &candidate.ordered_runs(None))
+    let paired = match pattern {
+        Pattern::Unpaired => return scatter,
+        Pattern::Card(card) => baseline.ordered_runs(Some(card)),
+        Pattern::EveryCard => baseline.ordered_runs(None),
+    };
+    let unrepeated = unrepeated_spread(&paired, &candidate.ordered_runs(None))
         .map(|s| s * MEDIAN_SE_FACTOR / candidate.per_run().sqrt());
     match unrepeated {
         Some(u) if u < scatter / 2.0 => u,
@@ -157,5 +177,45 @@ mod tests {
         let mut gaps = vec![None; 20];
         gaps[..5].fill(Some(1.0));
         assert_eq!(unrepeated_spread(&[run(&a)], &[run(&gaps)]), None);
+    }
+
+    #[test]
+    fn a_class_comparison_pairs_with_every_card_and_a_card_with_its_own_runs() {
+        let mut rng = Rng::seeded(5);
+        // baseline: card A's run (the cycle) and card B's run (independent noise); candidate on C
+        let a = cycled(&mut rng, 20, 0.003, 1.0);
+        let b: Vec<Option<f64>> = (0..20).map(|_| Some(1.0 + 0.05 * normal(&mut rng))).collect();
+        let c = cycled(&mut rng, 20, 0.003, 0.97);
+        let flat = |v: &[Option<f64>]| v.iter().flatten().copied().collect::<Vec<f64>>();
+        let (base_pool, cand_pool) = ([flat(&a), flat(&b)].concat(), flat(&c));
+        let medians = [run(&a).median, run(&b).median];
+        let uuids = ["A".to_string(), "B".to_string()];
+        let ordered = [a.clone(), b.clone()];
+        let baseline = SideRuns { pooled: &base_pool, runs: 2, medians: &medians, uuids: &uuids, ordered: &ordered };
+        let (c_median, c_uuid, c_ordered) = ([run(&c).median], ["C".to_string()], [c.clone()]);
+        let candidate =
+            SideRuns { pooled: &cand_pool, runs: 1, medians: &c_median, uuids: &c_uuid, ordered: &c_ordered };
+        let scatter = run_median_error(&baseline, &candidate, Pattern::Unpaired);
+        // Card A's runs alone repeat C's cycle: far under the scatter.
+        let own = run_median_error(&baseline, &candidate, Pattern::Card("A"));
+        assert!(own < scatter / 4.0, "{own} vs {scatter}");
+        // Card B's run, which does not repeat the cycle, joins the pairs of a class comparison.
+        assert!(run_median_error(&baseline, &candidate, Pattern::EveryCard) > own);
+        // Baseline cards that do not repeat it: the scatter stays.
+        let n2: Vec<Option<f64>> = (0..20).map(|_| Some(1.0 + 0.05 * normal(&mut rng))).collect();
+        let (noisy, noisy_pool) = ([b.clone(), n2.clone()], [flat(&b), flat(&n2)].concat());
+        let noisy_medians = [run(&b).median, run(&n2).median];
+        let baseline =
+            SideRuns { pooled: &noisy_pool, runs: 2, medians: &noisy_medians, uuids: &uuids, ordered: &noisy };
+        let unpaired = run_median_error(&baseline, &candidate, Pattern::Unpaired);
+        assert_eq!(run_median_error(&baseline, &candidate, Pattern::EveryCard), unpaired);
+        // A baseline whose every card repeats the cycle: paired with every card.
+        let a2 = cycled(&mut rng, 20, 0.003, 1.01);
+        let ordered = [a.clone(), a2.clone()];
+        let pool = [flat(&a), flat(&a2)].concat();
+        let medians = [run(&a).median, run(&a2).median];
+        let baseline = SideRuns { pooled: &pool, runs: 2, medians: &medians, uuids: &uuids, ordered: &ordered };
+        let every = run_median_error(&baseline, &candidate, Pattern::EveryCard);
+        assert!(every < run_median_error(&baseline, &candidate, Pattern::Unpaired) / 4.0, "{every}");
     }
 }

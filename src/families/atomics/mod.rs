@@ -30,9 +30,9 @@ fn run_variants(suite: &mut Suite) -> Result<()> {
     let profile = suite.profile();
     let names: &[&str] = match profile {
         Profile::Quick => &["latency"],
-        Profile::Default => &["contention", "types", "cas", "latency", "shared"],
+        Profile::Default => &["contention", "types", "cas", "latency", "shared_add"],
         Profile::Full => {
-            &["contention", "types", "cas", "latency", "shared", "contention_sweep", "contention_interleaved"]
+            &["contention", "types", "cas", "latency", "shared_add", "contention_sweep", "contention_interleaved"]
         }
     };
     if !names.iter().any(|n| suite.wants(n)) {

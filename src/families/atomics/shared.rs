@@ -1,5 +1,13 @@
-//! `atomics/shared`: shared-memory atomicAdd, k threads per word, ops per clock per SM (per-SM
-//! windows). Kernels: `atomv_shared` and `atomv_fold` of `kernels/atomics_variants.cu`.
+//! `atomics/shared_add`: shared-memory atomicAdd, k threads per word, ops per clock per SM:
+//! the mean over SMs of each SM's rate (per-SM windows), each SM's rate kept as a chip map.
+//! Kernels: `atomv_shared` and `atomv_fold` of `kernels/atomics_variants.cu`.
+//!
+//! The mean, not the median: at one and two threads per word the SMs of a card run at a few
+//! distinct rates (H100: most SMs within a few percent of each other, in one or two groups
+//! about 10 % apart, and a tenth of them 30-50 % faster; a few up to 2.9 times), and how many
+//! SMs fall in each group differs from card to card. The median lands in one group or
+//! another, so cards differed by up to 10 % on it; the mean over SMs agreed within a few
+//! tenths of a percent on the cards measured (`results/*/atomics-sm-maps-2026-11-25.md`).
 
 use cudarc::driver::PushKernelArg;
 
@@ -11,7 +19,7 @@ use crate::measure::SampleSum;
 use crate::measure::per_sm::{self, Residency, SmWindows};
 use crate::results::{Better, ClockDomain};
 
-/// The `shared` benchmark.
+/// The `shared_add` benchmark.
 pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let gpu = suite.gpu();
     let identity = gpu.identity().clone();
@@ -34,7 +42,8 @@ pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
             zeros::<u64>(gpu, 1, "the shared-atomic total")?,
         ));
     }
-    let mut bench = Bench::new("shared")
+    let mut bench = Bench::new("shared_add")
+        .param("over_sms", "mean")
         .param("threads_per_block", residency.threads_per_block)
         .param("blocks", cfg.grid_dim.0)
         .kernels(&[&ctx.compiled.provenance]);
@@ -52,7 +61,7 @@ pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         let mut sum = SampleSum::new();
         for (label, k, iters, windows, total) in runs.iter_mut() {
             let work = threads * *iters as u64;
-            let what = format!("atomics/shared/{label}");
+            let what = format!("atomics/shared_add/{label}");
             let (t, totals) = per_sm::sample(gpu, windows, &timer, n, work, &what, |gpu, w| {
                 let slots = w.slots();
                 // SAFETY: atomv_shared(u32 k, u32 iters, gb_sm_window*, u32, unsigned long long*)
@@ -71,7 +80,8 @@ pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
                 Ok(())
             })?;
             sum.add(t, totals.clock());
-            sum.push(totals.rate_per_clock().map(|r| r.median).unwrap_or(f64::NAN));
+            sum.push(totals.rate_per_clock().map(|r| r.mean).unwrap_or(f64::NAN));
+            sum.sm_values(totals.per_clock_by_sm());
         }
         launches += n;
         Ok(sum.finish())
@@ -79,7 +89,7 @@ pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let gpu = suite.gpu();
     for (label, _, iters, _, total) in &runs {
         let got = gpu.download(total, "the shared-atomic total")?[0];
-        check(&format!("atomics/shared/{label}"), got, threads * *iters as u64 * launches)?;
+        check(&format!("atomics/shared_add/{label}"), got, threads * *iters as u64 * launches)?;
     }
     Ok(())
 }
