@@ -69,19 +69,20 @@ impl SampleSum {
 
     /// The sample, timed by the sum of the kernels' times.
     pub fn finish(self) -> Sample {
-        let per_sm = self.per_sm;
-        per_sm
-            .into_iter()
-            .fold(Sample::clocked(self.elapsed_ns, self.values, self.clock), |s, (m, p)| s.with_sm_values(m, p))
+        let elapsed_ns = self.elapsed_ns;
+        self.into_sample(elapsed_ns)
     }
 
     /// The sample, timed by an outer timer that covered every kernel (`elapsed_ns`) plus the
     /// kernels' times added so far.
     pub fn finish_after(self, elapsed_ns: f64) -> Sample {
-        let per_sm = self.per_sm;
-        per_sm.into_iter().fold(Sample::clocked(elapsed_ns + self.elapsed_ns, self.values, self.clock), |s, (m, p)| {
-            s.with_sm_values(m, p)
-        })
+        let elapsed_ns = elapsed_ns + self.elapsed_ns;
+        self.into_sample(elapsed_ns)
+    }
+
+    fn into_sample(self, elapsed_ns: f64) -> Sample {
+        let sample = Sample::clocked(elapsed_ns, self.values, self.clock);
+        self.per_sm.into_iter().fold(sample, |s, (metric, pairs)| s.with_sm_values(metric, pairs))
     }
 }
 
