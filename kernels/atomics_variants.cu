@@ -73,8 +73,9 @@ extern "C" __global__ void atomv_cas(u32* target, u32 k, u32 iters, gb_probe* p)
 // Dependent chains in one thread: each atomic's address depends on the previous one's result
 // through `mask` (0 at run time), so they cannot overlap; the chain's own address arithmetic (a
 // few integer instructions) is part of every step. Global chains walk LAT_LINES words 128 bytes
-// apart, one per L2 line: the slices that serve them, near and far, are all visited, so the
-// average does not depend on which SM runs the chain. Shared chains stay on one word. CAS steps
+// apart, one per L2 line, so the slices that serve them, near and far, are all visited; how far
+// they are still depends on the SM (one SM's chain differed between H100 cards by up to 6 %),
+// so the global chains run on every SM at once (below). Shared chains stay on one word. CAS steps
 // compare with the value the previous step returned and count the comparisons that failed in
 // p->sink (the host checks that the words hold exactly the successful operations). A warm lap
 // brings the lines into L2 (the word into shared memory) before the stamp.
@@ -103,11 +104,7 @@ __device__ __forceinline__ void atomv_lat_chain(u32* w, u32 mask, u32 n, gb_prob
     p->sink += failed;
 }
 
-// atomv_lat_<space>_<op>(u32* target, u32 mask, u32 n, gb_probe* p): one thread.
-#define GB_ATOMV_LAT_GLOBAL(NAME, CAS)                                                   \
-extern "C" __global__ void NAME(u32* target, u32 mask, u32 n, gb_probe* p) {             \
-    atomv_lat_chain<CAS, LAT_LINES>(target, mask, n, p);                                 \
-}
+// atomv_lat_shared_<op>(u32* target, u32 mask, u32 n, gb_probe* p): one thread.
 #define GB_ATOMV_LAT_SHARED(NAME, CAS)                                                   \
 extern "C" __global__ void NAME(u32* target, u32 mask, u32 n, gb_probe* p) {             \
     __shared__ u32 w[1];                                                                 \
@@ -116,8 +113,23 @@ extern "C" __global__ void NAME(u32* target, u32 mask, u32 n, gb_probe* p) {    
     *target = w[0];                                                                      \
 }
 
-GB_ATOMV_LAT_GLOBAL(atomv_lat_global_add, false)
-GB_ATOMV_LAT_GLOBAL(atomv_lat_global_cas, true)
+// The global chains from every SM at once: a grid of one-thread blocks, several per SM; on each
+// SM the first block of a launch claims the SM (as the every-SM chases of kernels/latency.cu) and
+// walks LAT_LINES lines of its own, at target + sm * LAT_LINES * LAT_STRIDE, into its own probe.
+// One dependent atomic in flight per SM, on lines no other SM touches: the L2 sees 132 requests
+// at a time, not a load. The mean over SMs does not depend on which SM a single chain landed on.
+#define GB_ATOMV_LAT_EVERY_SM(NAME, CAS)                                                 \
+extern "C" __global__ void NAME(u32* target, u32 mask, u32 n, gb_probe* probes,          \
+                                u32* claims, u32 slots, u32 launch) {                    \
+    u32 sm = gb_smid();                                                                  \
+    if (sm >= slots) return;                                                             \
+    if (atomicMax(claims + sm, launch) >= launch) return;                                \
+    atomv_lat_chain<CAS, LAT_LINES>(target + (u64)sm * LAT_LINES * LAT_STRIDE, mask, n,  \
+                                    probes + sm);                                        \
+}
+
+GB_ATOMV_LAT_EVERY_SM(atomv_lat_sm_global_add, false)
+GB_ATOMV_LAT_EVERY_SM(atomv_lat_sm_global_cas, true)
 GB_ATOMV_LAT_SHARED(atomv_lat_shared_add, false)
 GB_ATOMV_LAT_SHARED(atomv_lat_shared_cas, true)
 

@@ -28,6 +28,22 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The class baseline committed before the global atomic chains ran on every SM (2026-11-24):
+/// every run of [`L2_COPIES`] and [`L2_COPIES_MORE`] (three cards and two), and on H100 the
+/// class check of `GPU-bcc71395`, oldest first. The tests written against it judge the runs of
+/// its time.
+fn baseline_before_every_sm_chains(class_dir: &str) -> Vec<ResultsDocument> {
+    let dir = root().join(class_dir);
+    let mut paths = vec![dir.join(L2_COPIES), dir.join(L2_COPIES_MORE)];
+    if class_dir == H100 {
+        paths.push(dir.join("class-check-l2-copies-GPU-bcc71395/GPU-bcc71395-run1.json.gz"));
+    }
+    let mut runs = documents(&paths);
+    runs.sort_by_key(|r| r.created_unix_s);
+    assert_eq!(runs.len(), if class_dir == H100 { 14 } else { 16 }, "{class_dir}");
+    runs
+}
+
 /// The four H100s measured before atomics used 256 placements and DRAM streams flat grids.
 const H100_FIRST_CARDS: [&str; 4] = ["19abbdb9", "64cff863", "6d44c635", "9b6aa616"];
 
@@ -692,13 +708,14 @@ fn meets_floors(archives: &[PathBuf], cards: usize, floors: Floors) {
 /// loads of -001 cards against two cards of their board lose); before contention on 2-8 threads
 /// per word took the run spread of the other contended atomics (1.5 -> 1.01 %), same-card
 /// atomics read 84 % (H100) and 90 % (H200); before `cards_in_groups` class atomics read 52 %
-/// and 60 %.
+/// and 60 %. Since H100 atomics on one sector's words fall in groups (gpubench.toml, set on
+/// GPU-e245fb37 of the current baseline), class atomics read 48 -> 47.9 % here.
 #[test]
 fn l2_copies_cards_of_each_class() {
     let h100 = Floors {
         same_card_3: [0.9, 0.87, 0.99, 0.98],
         same_card_atomics_5: 0.89,
-        class_5: [0.93, 0.9, 0.99, 0.98, 0.48],
+        class_5: [0.93, 0.9, 0.99, 0.98, 0.47],
     };
     let h200 = Floors {
         same_card_3: [0.99, 0.89, 0.99, 0.98],
@@ -717,10 +734,8 @@ fn l2_copies_cards_of_each_class() {
 fn older_runs_raise_no_false_alarm_against_the_committed_baselines() {
     let rule = config().rule;
     let sets = [BATCHED, NEW_CARDS, BOARDS, BOARDS_OUT_OF_SAMPLE];
-    for (class_dir, baseline) in
-        [(H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz"), (H200, "nvidia-h200-cc90-132sm-140gib.json.gz")]
-    {
-        let reference = documents(&[root().join("baselines").join(baseline)]);
+    for class_dir in [H100, H200] {
+        let reference = baseline_before_every_sm_chains(class_dir);
         let archives: Vec<PathBuf> =
             sets.iter().map(|s| root().join(class_dir).join(s)).filter(|p| p.exists()).collect();
         let runs = gather(&archives).unwrap().runs;
@@ -747,11 +762,8 @@ fn older_runs_raise_no_false_alarm_against_the_committed_baselines() {
 #[test]
 fn fresh_cards_against_the_committed_baselines() {
     let rule = config().rule;
-    for (class_dir, baseline, card) in [
-        (H200, "nvidia-h200-cc90-132sm-140gib.json.gz", "271aef9a"),
-        (H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", "bcc71395"),
-    ] {
-        let mut reference = documents(&[root().join("baselines").join(baseline)]);
+    for (class_dir, card) in [(H200, "271aef9a"), (H100, "bcc71395")] {
+        let mut reference = baseline_before_every_sm_chains(class_dir);
         reference.retain(|r| !r.gpu.uuid.contains(card));
         let dir = root().join(class_dir).join(format!("class-check-l2-copies-GPU-{card}"));
         let runs = gather(&[dir.join(format!("GPU-{card}-run1.json.gz"))]).unwrap().runs;
@@ -794,15 +806,14 @@ const FRESH_THREE_RUNS: &str = "runs-fresh-three-runs-2026-11-24.tar.xz";
 /// atomics 68 % (every H200 comparison split by board). Before `cycled_samples`, the H100 L2
 /// read and whole-L2 run spreads and a clock gate that reads the direction of the metric's
 /// unit, same card was H100 92 / 88 / 100 / 99 %, atomics 88 %; H200 100 / 89 / 100 / 99 %,
-/// atomics 92 %.
+/// atomics 92 %. Since H100 atomics on one sector's words fall in groups (gpubench.toml, set on
+/// GPU-e245fb37 of the current baseline), H100 class atomics read 59 -> 54 % here: no card of
+/// these eleven is in the rare group, so the entry only costs power on them.
 #[test]
 fn fresh_cards_against_the_committed_baselines_and_together() {
     let rule = config().rule;
-    for (class_dir, baseline, cards) in [
-        (H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", 3),
-        (H200, "nvidia-h200-cc90-132sm-140gib.json.gz", 4),
-    ] {
-        let reference = documents(&[root().join("baselines").join(baseline)]);
+    for (class_dir, cards) in [(H100, 3), (H200, 4)] {
+        let reference = baseline_before_every_sm_chains(class_dir);
         let runs =
             gather(&[root().join(class_dir).join(FRESH), root().join(class_dir).join(FRESH_THREE_RUNS)]).unwrap().runs;
         assert_eq!(runs.len(), 2 * cards + if class_dir == H100 { 9 } else { 6 }, "{class_dir}");
@@ -827,7 +838,7 @@ fn fresh_cards_against_the_committed_baselines_and_together() {
     let h100 = Floors {
         same_card_3: [0.95, 0.905, 0.99, 0.98],
         same_card_atomics_5: 0.92,
-        class_5: [0.95, 0.93, 0.99, 0.98, 0.59],
+        class_5: [0.95, 0.93, 0.99, 0.98, 0.54],
     };
     let h200 = Floors {
         same_card_3: [0.99, 0.90, 0.99, 0.98],
@@ -856,10 +867,7 @@ const OUT_OF_SAMPLE_CARDS: (usize, usize) = (5, 5);
 #[test]
 fn cards_measured_after_the_rule_was_set() {
     let rule = config().rule;
-    for (class_dir, baseline, cards) in [
-        (H100, "nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz", OUT_OF_SAMPLE_CARDS.0),
-        (H200, "nvidia-h200-cc90-132sm-140gib.json.gz", OUT_OF_SAMPLE_CARDS.1),
-    ] {
+    for (class_dir, cards) in [(H100, OUT_OF_SAMPLE_CARDS.0), (H200, OUT_OF_SAMPLE_CARDS.1)] {
         let archive = root().join(class_dir).join(OUT_OF_SAMPLE);
         let c = calibration(std::slice::from_ref(&archive), &config());
         println!("{}", calibration_markdown(&c));
@@ -871,7 +879,7 @@ fn cards_measured_after_the_rule_was_set() {
             at_least(same, m, 0.03, 0.9, "same card");
         }
         at_least(same, MetricClass::Atomics, 0.05, 0.9, "same card");
-        let reference = documents(&[root().join("baselines").join(baseline)]);
+        let reference = baseline_before_every_sm_chains(class_dir);
         for (label, run) in gather(std::slice::from_ref(&archive)).unwrap().runs {
             let (_, regressed) = judged(&reference, &run, &rule);
             assert!(regressed.is_empty(), "{label} against the committed class baseline: {regressed:?}");
@@ -903,16 +911,33 @@ fn card_spread_of_sm_statistics(runs: &[ResultsDocument], metric: &str) -> (f64,
         };
         let e = cards.entry(run.gpu.uuid.clone()).or_default();
         e.0.push(median(&map.values).unwrap());
-        e.1.push(map.values.iter().sum::<f64>() / map.values.len() as f64);
+        e.1.push(mean(&map.values));
     }
-    let sd = |v: Vec<f64>| {
-        let m = v.iter().sum::<f64>() / v.len() as f64;
-        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt() / m
-    };
-    let mean_of = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
-    let medians = cards.values().map(|c| mean_of(&c.0)).collect();
-    let means = cards.values().map(|c| mean_of(&c.1)).collect();
-    (sd(medians), sd(means), cards.len())
+    let medians: Vec<f64> = cards.values().map(|c| mean(&c.0)).collect();
+    let means: Vec<f64> = cards.values().map(|c| mean(&c.1)).collect();
+    (relative_sd(&medians), relative_sd(&means), cards.len())
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Sample standard deviation over the mean.
+fn relative_sd(v: &[f64]) -> f64 {
+    let m = mean(v);
+    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt() / m
+}
+
+/// The calibration of one archive with the repository's rule, printed, after checking that it
+/// raises no false alarm: 0 REGRESSED at A/A, same card and class.
+fn calibration_without_false_alarms(archive: &Path) -> Calibration {
+    let c = calibration(&[archive.to_path_buf()], &config());
+    println!("{}", calibration_markdown(&c));
+    let same = c.same_card.as_ref().unwrap();
+    assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
+    let class = c.class.as_ref().unwrap();
+    assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
+    c
 }
 
 /// Shared-memory atomics at one and two threads per word: each SM runs at one of a few rates,
@@ -938,12 +963,7 @@ fn shared_atomics_are_judged_by_the_mean_over_sms() {
                 assert!(by_median > 3.0 * by_mean, "{class_dir} {metric}: median {by_median}, mean {by_mean}");
             }
         }
-        let c = calibration(std::slice::from_ref(&archive), &config());
-        println!("{}", calibration_markdown(&c));
-        let same = c.same_card.as_ref().unwrap();
-        assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
-        let class = c.class.as_ref().unwrap();
-        assert_eq!(class.aa.regressed, 0, "class A/A false alarms: {:?}", class.false_alarms);
+        calibration_without_false_alarms(&archive);
         // Every run of the new benchmark against the other cards' runs: caught at 5 %, and not
         // REGRESSED unshifted.
         let rule = config().rule;
@@ -961,5 +981,98 @@ fn shared_atomics_are_judged_by_the_mean_over_sms() {
             }
         }
         assert!(caught >= 4 * 3 * 2, "{class_dir}: {caught} class verdicts");
+    }
+}
+
+/// Two default runs each of cards measured after the dependent global atomic chains moved to
+/// every SM at once (`atomics/global_latency`, the mean over SMs): the committed class baselines
+/// (`baselines/*.json.gz`) are these runs and nothing else; `results/*/runs-every-sm-chains-
+/// 2026-11-25.txt` names the cards, runs and exit codes.
+fn every_sm_chains(class_dir: &str) -> PathBuf {
+    let class = class_dir.rsplit('/').next().unwrap();
+    root().join("baselines").join(format!("{class}.json.gz"))
+}
+
+/// Cards of [`every_sm_chains`]: H100, H200.
+const EVERY_SM_CHAINS_CARDS: (usize, usize) = (8, 10);
+
+/// Over the cards of `runs`: the relative sd of the cards' means of their run medians of
+/// `benchmark:metric`, and the number of cards.
+fn card_spread(runs: &[ResultsDocument], benchmark: &str, metric: &str) -> (f64, usize) {
+    let mut cards: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for run in runs {
+        let samples =
+            run.benchmarks.iter().filter(|b| b.id == benchmark).flat_map(|b| &b.metrics).find(|m| m.name == metric);
+        if let Some(m) = samples.filter(|m| !m.samples.is_empty()) {
+            cards.entry(run.gpu.uuid.as_str()).or_default().push(median(&m.samples).unwrap());
+        }
+    }
+    let means: Vec<f64> = cards.values().map(|v| mean(v)).collect();
+    (relative_sd(&means), means.len())
+}
+
+/// Dependent global atomic chains: one thread's chain carried the distance of its SM to the L2,
+/// the same SM run after run on a card, so H100 cards differed by 1.3 % (sd) where each card's
+/// runs agreed within 0.1 %, and a class comparison was INCONCLUSIVE at most
+/// (`cards_in_groups`). On every SM at once, each SM's latency spans several percent of the
+/// card's mean, and the mean over SMs agrees between cards within a few tenths of a percent: a
+/// class baseline judges it without `cards_in_groups`, no false alarm, and a 5 % shift is
+/// caught in every class comparison.
+#[test]
+fn global_atomic_chains_are_judged_by_the_mean_over_sms() {
+    for (class_dir, cards) in [(H100, EVERY_SM_CHAINS_CARDS.0), (H200, EVERY_SM_CHAINS_CARDS.1)] {
+        let archive = every_sm_chains(class_dir);
+        let runs = documents(std::slice::from_ref(&archive));
+        let one_sm = documents(&[SM_MAPS, OUT_OF_SAMPLE].map(|a| root().join(class_dir).join(a)));
+        for (metric, before) in [("add", "global_add"), ("cas", "global_cas")] {
+            let (every_sm, n) = card_spread(&runs, "atomics/global_latency", metric);
+            let (single, m) = card_spread(&one_sm, "atomics/latency", before);
+            println!(
+                "{class_dir} {metric}: {n} cards, sd of the mean over SMs {every_sm:.4}; one SM, {m} cards, {single:.4}"
+            );
+            assert_eq!(n, cards);
+            assert!(every_sm < 0.005, "{class_dir} {metric}: the mean over SMs spreads {every_sm} between cards");
+            if class_dir == H100 {
+                assert!(single > 3.0 * every_sm, "{class_dir} {metric}: one SM {single}, every SM {every_sm}");
+            }
+            for run in &runs {
+                let map =
+                    run.benchmarks.iter().find(|b| b.id == "atomics/global_latency").and_then(|b| b.sm_map(metric));
+                let v = &map.unwrap().values;
+                assert_eq!(v.len(), run.gpu.sm_count as usize, "{}", run.gpu.uuid);
+                let (lo, hi) = v.iter().fold((f64::MAX, 0.0f64), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+                assert!(hi / lo > 1.04, "{} {metric}: every SM within {lo}-{hi}", run.gpu.uuid);
+            }
+        }
+        let c = calibration_without_false_alarms(&archive);
+        let (same, class) = (c.same_card.as_ref().unwrap(), c.class.as_ref().unwrap());
+        for metric in ["add", "cas"] {
+            let key = format!("atomics/global_latency:{metric}");
+            assert!(!class.missed.contains_key(&key), "{class_dir} {key}: {:?}", class.missed.get(&key));
+            assert!(!same.missed.contains_key(&key), "{class_dir} {key}: {:?}", same.missed.get(&key));
+        }
+    }
+}
+
+/// The committed class baselines (the runs of [`every_sm_chains`]) against every card measured
+/// before them with the current rule's benchmarks (the fresh, three-run fresh and out-of-sample
+/// sets, 2026-11-24): 0 REGRESSED. The benchmarks whose measurement changed since (the shared
+/// chains, `atomics/shared`, the one-SM chains) are not comparable or have no baseline.
+#[test]
+fn earlier_cards_against_the_committed_baselines() {
+    let rule = config().rule;
+    for class_dir in [H100, H200] {
+        let reference = documents(&[every_sm_chains(class_dir)]);
+        let runs =
+            gather(&[FRESH, FRESH_THREE_RUNS, OUT_OF_SAMPLE].map(|a| root().join(class_dir).join(a))).unwrap().runs;
+        assert!(runs.len() >= 20, "{class_dir}: {} runs", runs.len());
+        let mut judged_metrics = 0;
+        for (label, run) in &runs {
+            let (c, regressed) = judged(&reference, run, &rule);
+            assert!(regressed.is_empty(), "{label} against the committed class baseline: {regressed:?}");
+            judged_metrics += c.metrics.iter().filter(|m| m.verdict == Verdict::Pass).count();
+        }
+        println!("{class_dir}: {} runs, {judged_metrics} PASS verdicts", runs.len());
+        assert!(judged_metrics > 250 * runs.len(), "{class_dir}: {judged_metrics}");
     }
 }

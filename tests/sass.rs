@@ -309,8 +309,8 @@ fn atomics_compile_to_the_intended_operations() {
     assert!(has("atomv_add_f32", "REDG.E.ADD.F32.FTZ.RN.STRONG.GPU"));
     assert!(has("atomv_add_f64", "REDG.E.ADD.F64.RN.STRONG.GPU"));
     assert!(has("atomv_cas", "ATOMG.E.CAS.STRONG.GPU"));
-    assert!(has("atomv_lat_global_add", "ATOMG.E.ADD.STRONG.GPU"));
-    assert!(has("atomv_lat_global_cas", "ATOMG.E.CAS.STRONG.GPU"));
+    assert!(has("atomv_lat_sm_global_add", "ATOMG.E.ADD.STRONG.GPU"));
+    assert!(has("atomv_lat_sm_global_cas", "ATOMG.E.CAS.STRONG.GPU"));
     assert!(has("atomv_lat_shared_add", "ATOMS.ADD"));
     assert!(has("atomv_lat_shared_cas", "ATOMS.CAS"));
     assert!(count(function(&s, "atomv_shared"), |o| o.starts_with("ATOMS.")) > 0);

@@ -238,8 +238,9 @@ impl BenchmarkResult {
 }
 
 /// A metric measured on every SM: the value each SM gave (median over the benchmark's samples),
-/// and its spread over the SMs. The metric's own samples are per-sample medians over SMs; this map
-/// keeps the placement structure: a slow SM, GPC or L2 region, and a fingerprint of the card.
+/// and its spread over the SMs. The metric's own samples are per-sample medians over SMs, or
+/// means where the benchmark's `over_sms` parameter says "mean"; this map keeps the placement
+/// structure: a slow SM, GPC or L2 region, and a fingerprint of the card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SmMap {
     /// Name of the metric the map belongs to.

@@ -1,38 +1,27 @@
-//! `atomics/latency`: dependent chains of global and shared add and CAS in one thread, cycles
-//! per operation. Kernels: `atomv_lat_*` of `kernels/atomics_variants.cu`.
+//! `atomics/latency`: dependent chains of shared-memory add and CAS in one thread, cycles per
+//! operation. The chain stays in its SM's shared memory, so every SM reads alike; the global
+//! chains, whose result depends on the SM, are [`super::global_latency`].
+//! Kernels: `atomv_lat_shared_*` of `kernels/atomics_variants.cu`.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use super::variants::{Ctx, LATENCY_LINES, LATENCY_OPS, LATENCY_STRIDE, check, latency_sum};
+use super::variants::{Ctx, LATENCY_OPS, check, latency_sum};
 use crate::device::EventTimer;
 use crate::error::{CudaResultExt, Result};
 use crate::harness::{Bench, Probe, Suite};
 use crate::measure::SampleSum;
-use crate::placement::{DEFAULT_PLACEMENTS, Placements, placement_count};
+use crate::placement::Placements;
 use crate::results::{Better, ClockDomain};
 
 /// The `latency` benchmark.
 pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     let gpu = suite.gpu();
     let mut runs = Vec::new();
-    for (label, global) in [("global_add", true), ("global_cas", true), ("shared_add", false), ("shared_cas", false)] {
-        let (lines, words) = if global { (LATENCY_LINES, LATENCY_LINES * LATENCY_STRIDE) } else { (1, 1) };
+    for label in ["shared_add", "shared_cas"] {
         let f = ctx.f(&format!("atomv_lat_{label}"))?;
-        let copies = if global { DEFAULT_PLACEMENTS } else { 1 };
-        runs.push((
-            label,
-            lines,
-            words,
-            f,
-            Placements::<u32>::new(gpu, words, copies, "latency words")?,
-            Probe::new(gpu)?,
-        ));
+        runs.push((label, f, Placements::<u32>::new(gpu, 1, 1, "latency words")?, Probe::new(gpu)?));
     }
-    let mut bench = Bench::new("latency")
-        .param("ops_per_launch", LATENCY_OPS)
-        .param("global_lines", LATENCY_LINES)
-        .placements(placement_count(DEFAULT_PLACEMENTS))
-        .kernels(&[&ctx.compiled.provenance]);
+    let mut bench = Bench::new("latency").param("ops_per_launch", LATENCY_OPS).kernels(&[&ctx.compiled.provenance]);
     for (label, ..) in &runs {
         bench = bench.metric(*label, "cycles", Better::Lower, ClockDomain::Sm);
     }
@@ -42,14 +31,14 @@ pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
     suite.bench(bench, |gpu, iters| {
         let mut sum = SampleSum::new();
         timer.start()?;
-        for (label, _, _, f, words, probe) in runs.iter_mut() {
+        for (label, f, words, probe) in runs.iter_mut() {
             // keeps the sink: the failed CAS comparisons of every launch so far
             probe.reset_counters(gpu)?;
             let (mask, n) = (0u32, LATENCY_OPS);
             for _ in 0..iters {
                 let copy = words.next_view();
-                // SAFETY: atomv_lat_*(u32*, u32 mask, u32 n, gb_probe*); mask 0 keeps every
-                // access on the chain's own words, which each copy holds.
+                // SAFETY: atomv_lat_shared_*(u32*, u32 mask, u32 n, gb_probe*) reads and writes
+                // the one word of `copy`.
                 unsafe { gpu.stream().launch_builder(f).arg(&copy).arg(&mask).arg(&n).arg(probe.buffer()).launch(one) }
                     .cuda_context(|| format!("launching atomv_lat_{label}"))?;
             }
@@ -61,9 +50,9 @@ pub(super) fn run(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         Ok(sum.finish_after(timer.stop_ns()?))
     })?;
     let gpu = suite.gpu();
-    for (label, lines, _, _, words, probe) in &runs {
+    for (label, _, words, probe) in &runs {
         let failed = probe.read(gpu)?.sink;
-        let expected = latency_sum(*lines, LATENCY_OPS as u64, launches, failed);
+        let expected = latency_sum(1, LATENCY_OPS as u64, launches, failed);
         check(&format!("atomics/latency/{label}"), ctx.sum_copies(gpu, "u32", words)?, expected)?;
     }
     Ok(())

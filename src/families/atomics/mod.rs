@@ -1,11 +1,13 @@
 //! The atomics family, one bench target (`benches/atomics.rs`), two kernel sources:
 //! - [`add`]: global atomicAdd throughput on one address, a sector, a line, a word per thread
 //!   (`kernels/atomics.cu`);
-//! - [`variants`], [`latency`], [`shared`]: contention, 64-bit and floating-point adds, CAS,
-//!   dependent-chain latency and shared-memory atomics (`kernels/atomics_variants.cu`).
+//! - [`variants`], [`latency`], [`global_latency`], [`shared`]: contention, 64-bit and
+//!   floating-point adds, CAS, dependent-chain latency (shared memory from one thread, global
+//!   memory from every SM at once) and shared-memory atomics (`kernels/atomics_variants.cu`).
 
 pub mod add;
 pub mod batch;
+pub mod global_latency;
 pub mod latency;
 pub mod shared;
 pub mod variants;
@@ -29,11 +31,18 @@ pub fn run(suite: &mut Suite) -> Result<()> {
 fn run_variants(suite: &mut Suite) -> Result<()> {
     let profile = suite.profile();
     let names: &[&str] = match profile {
-        Profile::Quick => &["latency"],
-        Profile::Default => &["contention", "types", "cas", "latency", "shared_add"],
-        Profile::Full => {
-            &["contention", "types", "cas", "latency", "shared_add", "contention_sweep", "contention_interleaved"]
-        }
+        Profile::Quick => &["latency", "global_latency"],
+        Profile::Default => &["contention", "types", "cas", "latency", "global_latency", "shared_add"],
+        Profile::Full => &[
+            "contention",
+            "types",
+            "cas",
+            "latency",
+            "global_latency",
+            "shared_add",
+            "contention_sweep",
+            "contention_interleaved",
+        ],
     };
     if !names.iter().any(|n| suite.wants(n)) {
         return Ok(());
@@ -62,6 +71,7 @@ fn run_variants(suite: &mut Suite) -> Result<()> {
             "types" => variants::types(suite, &ctx)?,
             "cas" => variants::cas(suite, &ctx)?,
             "latency" => latency::run(suite, &ctx)?,
+            "global_latency" => global_latency::run(suite, &ctx)?,
             _ => shared::run(suite, &ctx)?,
         }
     }

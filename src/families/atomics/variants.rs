@@ -3,7 +3,8 @@
 //! - `contention`: atomicAdd with k consecutive threads per address, ops per SM clock;
 //! - `types`: 64-bit integer, single and double adds, on one address and on a word per thread;
 //! - `cas`: compare-and-swap increments, uncontended and with a warp per word;
-//! - `latency`: dependent chains of global and shared add and CAS in one thread, cycles per op;
+//! - `latency`: dependent chains of shared add and CAS in one thread, cycles per op;
+//! - `global_latency`: dependent chains of global add and CAS on every SM at once, the mean over SMs;
 //! - `shared`: shared-memory atomicAdd, k threads per word, ops per clock per SM (per-SM windows);
 //! - under the full profile, `contention_sweep` and `contention_interleaved` over more k.
 //!
