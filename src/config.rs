@@ -30,7 +30,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 #[cfg(test)]
 use crate::verdict::Scope;
-use crate::verdict::{CycledSamples, MetricOverride, Rule};
+use crate::verdict::{KeyPattern, MetricOverride, Rule};
 
 /// File name looked up in the workspace (and its parents).
 pub const CONFIG_FILE: &str = "gpubench.toml";
@@ -82,6 +82,7 @@ struct VerdictSection {
     min_fact_confidence: Option<f64>,
     pool_run_spread: Option<bool>,
     cycled_samples: Option<String>,
+    family_verdicts: Option<String>,
     seed: Option<u64>,
     #[serde(default)]
     metric: Vec<MetricSection>,
@@ -169,7 +170,13 @@ impl Config {
             pool_run_spread: v.pool_run_spread.unwrap_or(d.pool_run_spread),
             seed: v.seed.unwrap_or(d.seed),
             overrides,
-            cycled_samples: v.cycled_samples.as_deref().map(CycledSamples::new).transpose().map_err(bad)?,
+            cycled_samples: v.cycled_samples.as_deref().map(KeyPattern::new).transpose().map_err(bad)?,
+            // An empty pattern turns family verdicts off.
+            family_verdicts: match v.family_verdicts.as_deref() {
+                None => d.family_verdicts.clone(),
+                Some("") => None,
+                Some(p) => Some(KeyPattern::new(p).map_err(bad)?),
+            },
         };
         rule.validate().map_err(bad)?;
         let max_runs = file.baseline.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
@@ -245,6 +252,12 @@ max_runs = 3
         assert_eq!(c.rule.card_floor("dram:latency", false), 0.02);
         assert!(c.rule.cards_in_groups("dram:latency") && !c.rule.cards_in_groups("cache:reused"));
         assert!(c.rule.cycled_samples("atomics/contention:k=1024") && !c.rule.cycled_samples("latency/ca/32MiB:x"));
+        // Families judged as a whole: atomics unless the file says otherwise; "" for none.
+        assert!(c.rule.family_verdict("atomics") && !c.rule.family_verdict("access_patterns"));
+        let all = Config::parse("[verdict]\nfamily_verdicts = \".\"\n", Path::new("/w/g.toml")).unwrap();
+        assert!(all.rule.family_verdict("access_patterns"));
+        let none = Config::parse("[verdict]\nfamily_verdicts = \"\"\n", Path::new("/w/g.toml")).unwrap();
+        assert!(!none.rule.family_verdict("atomics"));
         assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
         assert_eq!(c.max_runs, 3);
     }
@@ -257,6 +270,7 @@ max_runs = 3
             ("[verdict]\nthreshold = 2.0\n", "threshold = 2 is outside"),
             ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
             ("[verdict]\ncycled_samples = \"[\"\n", "bad pattern `[`"),
+            ("[verdict]\nfamily_verdicts = \"(\"\n", "bad pattern `(`"),
             ("[verdict\n", "line 1"),
             ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
             ("[[verdict.metric]]\nmatch = \"x\"\nrun_spread_df = 4\n", "run_spread_df of `x` needs a run_spread"),

@@ -17,7 +17,7 @@ use gpubench::config::Config;
 use gpubench::report::calibration_markdown;
 use gpubench::results::{Better, ResultsDocument};
 use gpubench::stats::median;
-use gpubench::verdict::calibrate::{Calibration, LevelCalibration, MetricClass, calibrate, shifted};
+use gpubench::verdict::calibrate::{Calibration, LevelCalibration, MetricClass, SHIFTS, calibrate, shifted};
 use gpubench::verdict::corpus::gather;
 use gpubench::verdict::{Side, Verdict, compare};
 
@@ -317,9 +317,10 @@ fn current_code_h100_cards_meet_the_class_targets() {
     for m in [MetricClass::Latency, MetricClass::Instructions, MetricClass::SharedMemory] {
         at_least(class, m, 0.05, 0.9, "class");
     }
-    // Measured: bandwidth 63 % and atomics 38 % at 5 % (README, "Verdicts"): below the target.
+    // Measured: bandwidth 62 % at 5 % (README, "Verdicts"): below the target; atomics 38 %
+    // before the atomics were judged as a family too, 99 % since.
     at_least(class, MetricClass::Bandwidth, 0.05, 0.6, "class");
-    at_least(class, MetricClass::Atomics, 0.05, 0.35, "class");
+    at_least(class, MetricClass::Atomics, 0.05, 0.95, "class");
     at_least(c.same_card.as_ref().unwrap(), MetricClass::Bandwidth, 0.03, 0.85, "same card");
 }
 
@@ -409,9 +410,9 @@ fn batched(class_dir: &str, cards: usize, same: [f64; 5], in_class: ([f64; 5], u
 /// each). Measured: same card against its own runs 97 / 89 / 100 / 99 % at 3 %, atomics 91 % at
 /// 5 %; against every card's runs, pooled, 99 / 93 / 100 / 99 %, atomics 97 %, no false alarm; class
 /// at 5 %: 95 / 94 / 100 / 99 %, atomics 70 % (100 % and 68 % before the contended atomics took
-/// their measured card spread and class bands their measured run spreads). Below the 90 % targets: same-card bandwidth
-/// against two runs of the card (the private L2 reads stray by 1-4 % between processes) and
-/// class atomics.
+/// their measured card spread and class bands their measured run spreads); 100 % since the atomics
+/// are judged as a family too. Below the 90 % target: same-card bandwidth against two runs of
+/// the card (the private L2 reads stray by 1-4 % between processes).
 #[test]
 fn batched_atomics_h100_cards() {
     batched(
@@ -419,7 +420,7 @@ fn batched_atomics_h100_cards() {
         4,
         [0.97, 0.88, 0.99, 0.98, 0.9],
         ([0.99, 0.92, 0.99, 0.98, 0.96], 0),
-        [0.94, 0.93, 0.99, 0.98, 0.67],
+        [0.94, 0.93, 0.99, 0.98, 0.97],
     );
 }
 
@@ -427,7 +428,8 @@ fn batched_atomics_h100_cards() {
 /// `GPU-f577dc86`). Measured: same card against its own runs 100 / 82 / 100 / 99 % at 3 %,
 /// atomics 89 % at 5 %; against every card's runs, pooled, 100 / 89 / 100 / 99 %, atomics 98 %, no false
 /// alarm; class at 5 %: 82 / 73 / 100 / 99 %, atomics 59 % (75 % and 60 % before the H200
-/// DRAM-streaming loads and the contended atomics took their measured card spreads). The H200-only
+/// DRAM-streaming loads and the contended atomics took their measured card spreads; atomics 98 %
+/// since they are judged as a family too). The H200-only
 /// `card_spread` of gpubench.toml for atomics on a sector, on a word per thread, at one thread
 /// per address and for stride-32 loads was measured on these cards (in-sample: without it,
 /// leaving `GPU-f577dc86` or `GPU-7723ddef` out gives REGRESSED).
@@ -438,7 +440,7 @@ fn batched_atomics_h200_cards() {
         4,
         [0.99, 0.81, 0.99, 0.98, 0.88],
         ([0.99, 0.88, 0.99, 0.98, 0.98], 0),
-        [0.81, 0.72, 0.99, 0.98, 0.56],
+        [0.81, 0.72, 0.99, 0.98, 0.95],
     );
 }
 
@@ -514,7 +516,8 @@ fn without_boards(runs: Vec<(String, ResultsDocument)>) -> Vec<(String, ResultsD
 /// the 12 leave-one-card-out comparisons here; the -000 cards, one left, against the class
 /// whole). Measured at 5 %: latency 100 % (88 % with the class whole), bandwidth 81 % (86 %;
 /// the H200 DRAM-streaming loads keep the measured spread of the more variable board),
-/// instructions 100 %, shared memory 99 %, atomics 57 %; no false alarm at any level.
+/// instructions 100 %, shared memory 99 %, atomics 57 % (98 % judged as a family too); no false
+/// alarm at any level.
 #[test]
 fn h200_cards_are_judged_against_their_board() {
     let archive = root().join(H200).join(BOARDS);
@@ -533,7 +536,7 @@ fn h200_cards_are_judged_against_their_board() {
         (MetricClass::Bandwidth, 0.8),
         (MetricClass::Instructions, 0.99),
         (MetricClass::SharedMemory, 0.98),
-        (MetricClass::Atomics, 0.55),
+        (MetricClass::Atomics, 0.95),
     ] {
         at_least(class, m, 0.05, min, "class by board");
     }
@@ -622,7 +625,7 @@ fn new_h200_cards_are_judged_by_board_without_false_alarm() {
         at_least(class, m, 0.05, 0.9, "class, ten cards");
     }
     at_least(class, MetricClass::Bandwidth, 0.05, 0.84, "class, ten cards");
-    at_least(class, MetricClass::Atomics, 0.05, 0.55, "class, ten cards");
+    at_least(class, MetricClass::Atomics, 0.05, 0.95, "class, ten cards");
 }
 
 /// The batched-atomics and new-card sets as one corpus per class: seven cards, 21-22 runs,
@@ -631,7 +634,8 @@ fn new_h200_cards_are_judged_by_board_without_false_alarm() {
 /// one card out: 0 REGRESSED on either class (on H200 only since a class band's run term takes
 /// the measured run spread as its prior: `GPU-430b819e`'s misaligned loads strayed 4.7 % in one
 /// run, where the other cards' runs agree within 0.5 %); at 5 % H100 latency 96 %, bandwidth
-/// 93 %, instructions 100 %, shared memory 99 %, atomics 76 %.
+/// 93 %, instructions 100 %, shared memory 99 %, atomics 76 % (99 % judged as a family too; H200
+/// 98 %).
 #[test]
 fn seven_cards_of_each_class() {
     let corpus = |dir: &str| current_calibration(&[root().join(dir).join(BATCHED), root().join(dir).join(NEW_CARDS)]);
@@ -649,12 +653,14 @@ fn seven_cards_of_each_class() {
     for m in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
         at_least(class, m, 0.05, 0.9, "H100 class");
     }
+    at_least(class, MetricClass::Atomics, 0.05, 0.95, "H100 class");
     let h200 = corpus(H200);
     println!("{}", calibration_markdown(&h200));
     assert_eq!(h200.cards.len(), 7);
     assert_eq!(h200.same_card.as_ref().unwrap().aa.regressed, 0);
     let class = h200.class.as_ref().unwrap();
     assert_eq!(class.aa.regressed, 0, "{:?}", class.false_alarms);
+    at_least(class, MetricClass::Atomics, 0.05, 0.95, "H200 class");
 }
 
 /// Default runs of the current code, L2 reads over copies of their footprint (one per sample):
@@ -709,18 +715,19 @@ fn meets_floors(archives: &[PathBuf], cards: usize, floors: Floors) {
 /// per word took the run spread of the other contended atomics (1.5 -> 1.01 %), same-card
 /// atomics read 84 % (H100) and 90 % (H200); before `cards_in_groups` class atomics read 52 %
 /// and 60 %. Since H100 atomics on one sector's words fall in groups (gpubench.toml, set on
-/// GPU-e245fb37 of the current baseline), class atomics read 48 -> 47.9 % here.
+/// GPU-e245fb37 of the current baseline), class atomics read 48 -> 47.9 % here; judged as a
+/// family too, H100 92 %, H200 99 %.
 #[test]
 fn l2_copies_cards_of_each_class() {
     let h100 = Floors {
         same_card_3: [0.9, 0.87, 0.99, 0.98],
         same_card_atomics_5: 0.89,
-        class_5: [0.93, 0.9, 0.99, 0.98, 0.47],
+        class_5: [0.93, 0.9, 0.99, 0.98, 0.9],
     };
     let h200 = Floors {
         same_card_3: [0.99, 0.89, 0.99, 0.98],
         same_card_atomics_5: 0.93,
-        class_5: [0.92, 0.73, 0.99, 0.98, 0.65],
+        class_5: [0.92, 0.73, 0.99, 0.98, 0.97],
     };
     for (class_dir, floors) in [(H100, h100), (H200, h200)] {
         meets_floors(&[L2_COPIES, L2_COPIES_MORE].map(|a| root().join(class_dir).join(a)), 5, floors);
@@ -808,7 +815,8 @@ const FRESH_THREE_RUNS: &str = "runs-fresh-three-runs-2026-11-24.tar.xz";
 /// unit, same card was H100 92 / 88 / 100 / 99 %, atomics 88 %; H200 100 / 89 / 100 / 99 %,
 /// atomics 92 %. Since H100 atomics on one sector's words fall in groups (gpubench.toml, set on
 /// GPU-e245fb37 of the current baseline), H100 class atomics read 59 -> 54 % here: no card of
-/// these eleven is in the rare group, so the entry only costs power on them.
+/// these eleven is in the rare group, so the entry only costs power on them. With the atomics
+/// judged as a family too, class atomics read H100 92 %, H200 99 %.
 #[test]
 fn fresh_cards_against_the_committed_baselines_and_together() {
     let rule = config().rule;
@@ -838,12 +846,12 @@ fn fresh_cards_against_the_committed_baselines_and_together() {
     let h100 = Floors {
         same_card_3: [0.95, 0.905, 0.99, 0.98],
         same_card_atomics_5: 0.92,
-        class_5: [0.95, 0.93, 0.99, 0.98, 0.54],
+        class_5: [0.95, 0.93, 0.99, 0.98, 0.9],
     };
     let h200 = Floors {
         same_card_3: [0.99, 0.90, 0.99, 0.98],
         same_card_atomics_5: 0.95,
-        class_5: [0.99, 0.85, 0.99, 0.98, 0.70],
+        class_5: [0.99, 0.85, 0.99, 0.98, 0.97],
     };
     for (class_dir, floors) in [(H100, h100), (H200, h200)] {
         let archives = [L2_COPIES, L2_COPIES_MORE, FRESH, FRESH_THREE_RUNS].map(|a| root().join(class_dir).join(a));
@@ -858,7 +866,8 @@ fn fresh_cards_against_the_committed_baselines_and_together() {
 /// class baseline, 0 REGRESSED (30 runs). Same card, at 3 %: H100 (five cards) latency 98 %,
 /// bandwidth 93 %, instructions 100 %, shared memory 99 %, atomics 97 % at 5 %; H200 (five)
 /// 100 / 90 / 100 / 99 %, atomics 97 %. The rule before (f7bba3b) on the same runs: H100
-/// 98 / 89 / 100 / 99 %, atomics 94 %; H200 100 / 87 / 100 / 99 %, atomics 93 %.
+/// 98 / 89 / 100 / 99 %, atomics 94 %; H200 100 / 87 / 100 / 99 %, atomics 93 %. Class, leave
+/// one card out, atomics at 5 %: H100 99 %, H200 96 % (judged as a family too).
 const OUT_OF_SAMPLE: &str = "runs-out-of-sample-2026-11-24.tar.xz";
 
 /// Cards of [`OUT_OF_SAMPLE`]: H100, H200.
@@ -875,6 +884,7 @@ fn cards_measured_after_the_rule_was_set() {
         let same = c.same_card.as_ref().unwrap();
         assert_eq!(same.aa.regressed, 0, "same-card A/A false alarms: {:?}", same.false_alarms);
         assert_eq!(c.class.as_ref().unwrap().aa.regressed, 0, "class A/A false alarms");
+        at_least(c.class.as_ref().unwrap(), MetricClass::Atomics, 0.05, 0.95, "class");
         for m in [MetricClass::Latency, MetricClass::Bandwidth, MetricClass::Instructions, MetricClass::SharedMemory] {
             at_least(same, m, 0.03, 0.9, "same card");
         }
@@ -1074,5 +1084,78 @@ fn earlier_cards_against_the_committed_baselines() {
         }
         println!("{class_dir}: {} runs, {judged_metrics} PASS verdicts", runs.len());
         assert!(judged_metrics > 250 * runs.len(), "{class_dir}: {judged_metrics}");
+    }
+}
+
+/// Three default runs of an H100 measured after atomics were judged as a family
+/// (`GPU-1bdf8f56`, board 692-2G520-0200-500, in no other set; `scripts/gpu/family-check.sh`,
+/// `results/.../runs-family-verdicts-2026-11-26.txt`).
+const FAMILY_CHECK: &str = "runs-family-verdicts-2026-11-26.tar.xz";
+
+/// Atomics judged as a family against a class baseline (gpubench.toml `family_verdicts`):
+/// healthy cards differ on single atomics by more than 5 % (H100 contention on two threads per
+/// word, H200 atomics on a word per thread), but the median over the family of each metric's
+/// change spreads by a few tenths of a percent between cards. On the committed class baselines,
+/// leave one card out: 0 REGRESSED, the family never other than PASS unshifted, and every
+/// metric class caught in at least 90 % of its verdicts at 5 % (atomics 98 % H100, 99 % H200;
+/// 66 % and 80 % without family verdicts). Out of sample: every earlier card with the current
+/// rule's benchmarks (the fresh, three-run fresh and out-of-sample sets, and on H100
+/// [`FAMILY_CHECK`]; none in the baselines) shifted by 5 % against the committed baseline: the family REGRESSED in every run, and at
+/// least 90 % of its comparable metrics with it; unshifted, the family PASS in every run.
+#[test]
+fn atomics_are_judged_as_a_family_against_the_class() {
+    let rule = config().rule;
+    let mut without = rule.clone();
+    without.family_verdicts = None;
+    for class_dir in [H100, H200] {
+        let archive = every_sm_chains(class_dir);
+        let c = calibration_without_false_alarms(&archive);
+        let class = c.class.as_ref().unwrap();
+        let family = &class.families["atomics"];
+        assert_eq!((family.comparisons, family.aa_not_pass), (class.comparisons, 0), "{family:?}");
+        assert_eq!(family.detected[SHIFTS.iter().position(|s| *s == 0.05).unwrap()], 1.0, "{family:?}");
+        for m in [
+            MetricClass::Latency,
+            MetricClass::Bandwidth,
+            MetricClass::Instructions,
+            MetricClass::SharedMemory,
+            MetricClass::Atomics,
+            MetricClass::Other,
+        ] {
+            at_least(class, m, 0.05, 0.9, "class");
+        }
+        at_least(class, MetricClass::Atomics, 0.05, 0.97, "class");
+        let alone = calibration(std::slice::from_ref(&archive), &Config { rule: without.clone(), ..config() });
+        let alone = alone.class.as_ref().unwrap();
+        assert!(alone.families.is_empty());
+        let gain =
+            class.detected(MetricClass::Atomics, 0.05).unwrap() - alone.detected(MetricClass::Atomics, 0.05).unwrap();
+        assert!(gain > 0.15, "{class_dir}: family verdicts gain {gain}");
+
+        let reference = documents(std::slice::from_ref(&archive));
+        let mut sets = vec![FRESH, FRESH_THREE_RUNS, OUT_OF_SAMPLE];
+        if class_dir == H100 {
+            sets.push(FAMILY_CHECK);
+        }
+        let runs = gather(&sets.iter().map(|a| root().join(class_dir).join(a)).collect::<Vec<_>>()).unwrap().runs;
+        let (mut judged_atomics, mut caught) = (0, 0);
+        for (label, run) in &runs {
+            let (c, _) = judged(&reference, run, &rule);
+            let f = c.families.iter().find(|f| f.family == "atomics").unwrap();
+            assert_eq!(f.verdict, Verdict::Pass, "{label}: {}", f.reason);
+            let (c, _) = judged(&reference, &shifted(run, 0.05), &rule);
+            let f = c.families.iter().find(|f| f.family == "atomics").unwrap();
+            assert_eq!(f.verdict, Verdict::Regressed, "{label} shifted: {}", f.reason);
+            for m in c.metrics.iter().filter(|m| m.family == "atomics" && m.ratio.is_some()) {
+                judged_atomics += 1;
+                caught += usize::from(m.verdict == Verdict::Regressed);
+            }
+        }
+        let share = caught as f64 / judged_atomics as f64;
+        println!(
+            "{class_dir}: {} runs not in the baseline, shifted 5 %: {caught} of {judged_atomics} atomics REGRESSED",
+            runs.len()
+        );
+        assert!(share >= 0.9, "{class_dir}: {share}");
     }
 }

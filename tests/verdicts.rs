@@ -461,3 +461,108 @@ fn too_few_samples_are_inconclusive() {
         assert_eq!(m.reason, "too few samples (20 and 3, need 5)");
     }
 }
+
+/// Card `c` of a made-up class from one recorded run: its own GPU UUID, and its atomics on a
+/// word per thread and on one sector read `offset` better or worse by metric, half of them each
+/// way, while the atomics on one word and one line read as recorded: as on the measured H100s
+/// and H200s, a card's differences on a few atomics, which cancel over the family.
+fn class_card(run: &ResultsDocument, c: usize, offset: f64) -> ResultsDocument {
+    let mut d = run.clone();
+    d.gpu.uuid = format!("GPU-{c:08x}-0000-0000-0000-000000000000");
+    let mut i = 0;
+    for b in d.benchmarks.iter_mut().filter(|b| b.id.ends_with("/distinct") || b.id.ends_with("/same_sector")) {
+        for m in &mut b.metrics {
+            let sign = if (i + c).is_multiple_of(2) { 1.0 } else { -1.0 };
+            m.samples.iter_mut().for_each(|v| *v *= 1.0 + sign * offset);
+            m.summary = Summary::of(&m.samples);
+            i += 1;
+        }
+    }
+    d
+}
+
+/// Every atomic of `doc` whose key contains one of `only` (all with `&[""]`) worse by `fraction`.
+fn worsen_atomics(doc: &mut ResultsDocument, fraction: f64, only: &[&str]) {
+    for (id, metric) in all_metric_keys(doc) {
+        let key = format!("{id}:{metric}");
+        if id.starts_with("atomics/") && only.iter().any(|o| key.contains(o)) {
+            worsen(doc, &id, &metric, fraction);
+        }
+    }
+}
+
+/// Five baseline cards whose grouped atomics spread by up to ±4 % by metric, and a sixth card
+/// at ±2.5 %.
+fn atomics_class() -> (Vec<ResultsDocument>, ResultsDocument) {
+    let run = default_run();
+    let baseline = (0..5).map(|c| class_card(&run, c, 0.01 * c as f64)).collect();
+    (baseline, class_card(&run, 5, 0.025))
+}
+
+#[test]
+fn a_class_comparison_catches_atomics_that_slow_down_as_a_family() {
+    let (baseline, card) = atomics_class();
+    let rule = Rule::default();
+    let c = run_compare(&baseline, std::slice::from_ref(&card), &rule);
+    assert_eq!(c.baseline_kind.level, gpubench::verdict::Level::Class);
+    let family = c.families.iter().find(|f| f.family == "atomics").expect("atomics judged as a whole");
+    assert_eq!(family.verdict, Verdict::Pass, "{}", family.reason);
+    assert!(count(&c, Verdict::Regressed).is_empty(), "{:?}", count(&c, Verdict::Regressed));
+    // Only atomics are judged as a whole by default.
+    assert_eq!(c.families.len(), 1, "{:?}", c.families);
+
+    // 5 % slower on every atomic: alone each lies within the ±4 % spread of the cards, the family
+    // moved by 5 % where the cards' families agree: every atomic is REGRESSED with it.
+    let mut slower = card.clone();
+    worsen_atomics(&mut slower, 0.05, &[""]);
+    let c = run_compare(&baseline, std::slice::from_ref(&slower), &rule);
+    let family = c.families.iter().find(|f| f.family == "atomics").unwrap();
+    assert_eq!(family.verdict, Verdict::Regressed, "{}", family.reason);
+    assert!((family.worse_by - 0.05).abs() < 0.01, "{family:?}");
+    let atomics: Vec<_> = c.metrics.iter().filter(|m| m.family == "atomics").collect();
+    assert!(atomics.iter().all(|m| m.verdict == Verdict::Regressed), "{:?}", count(&c, Verdict::Inconclusive));
+    assert!(atomics.iter().any(|m| m.reason.contains("atomics as a whole")), "{:?}", atomics[0].reason);
+    assert!(c.metrics.iter().filter(|m| m.family != "atomics").all(|m| m.verdict != Verdict::Regressed));
+    // Without family verdicts the atomics on which the cards spread are not REGRESSED.
+    let alone = run_compare(&baseline, std::slice::from_ref(&slower), &Rule { family_verdicts: None, ..rule.clone() });
+    assert!(alone.families.is_empty());
+    let spread = |c: &Comparison| {
+        c.metrics
+            .iter()
+            .filter(|m| m.benchmark.ends_with("/distinct") || m.benchmark.ends_with("/same_sector"))
+            .map(|m| m.verdict)
+            .collect::<Vec<_>>()
+    };
+    assert!(spread(&alone).iter().all(|v| *v != Verdict::Regressed), "{:?}", count(&alone, Verdict::Regressed));
+    assert!(spread(&c).iter().all(|v| *v == Verdict::Regressed));
+
+    // A metric whose cards fall in groups (INCONCLUSIVE at most alone) moves with its family.
+    let mut grouped = rule.clone();
+    let mut in_groups = MetricOverride::new("^atomics/add_u32/distinct:", None, None).unwrap();
+    in_groups.cards_in_groups = true;
+    grouped.overrides.push(in_groups);
+    let c = run_compare(&baseline, std::slice::from_ref(&slower), &grouped);
+    let distinct = c.metric("atomics/add_u32/distinct", "ops_per_clock").unwrap();
+    assert_eq!(distinct.verdict, Verdict::Regressed, "{}", distinct.reason);
+}
+
+#[test]
+fn a_single_atomic_that_moves_is_judged_alone() {
+    let (baseline, card) = atomics_class();
+    let mut one = card.clone();
+    worsen(&mut one, "atomics/add_u32/same_address", "ops_per_clock", 0.08);
+    let c = run_compare(&baseline, std::slice::from_ref(&one), &Rule::default());
+    let family = c.families.iter().find(|f| f.family == "atomics").unwrap();
+    assert_eq!(family.verdict, Verdict::Pass, "{}", family.reason);
+    let m = c.metric("atomics/add_u32/same_address", "ops_per_clock").unwrap();
+    assert!(!m.reason.contains("as a whole"), "{}", m.reason);
+    // Alone, against cards that agree on it: REGRESSED on its own band.
+    assert_eq!(m.verdict, Verdict::Regressed, "{}", m.reason);
+    // The same change of a metric on which the cards spread by ±4 % is not.
+    let mut grouped = card.clone();
+    worsen(&mut grouped, "atomics/add_u32/distinct", "ops_per_clock", 0.05);
+    let c = run_compare(&baseline, std::slice::from_ref(&grouped), &Rule::default());
+    assert_eq!(c.families[0].verdict, Verdict::Pass, "{}", c.families[0].reason);
+    let m = c.metric("atomics/add_u32/distinct", "ops_per_clock").unwrap();
+    assert_ne!(m.verdict, Verdict::Regressed, "{}", m.reason);
+}

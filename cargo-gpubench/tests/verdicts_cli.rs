@@ -277,3 +277,54 @@ fn a_broken_baseline_is_reported_and_never_overwritten() {
     assert_one_error_line(&o, "cannot add the run to");
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
+
+/// A new H100 card (out of sample, `results/.../runs-out-of-sample-2026-11-24.tar.xz`) against
+/// the committed H100 class baseline: the atomics family as a whole PASS, exit 0; the same run
+/// 5 % slower everywhere: the family REGRESSED, its atomics with it, exit 1.
+#[test]
+fn a_class_comparison_judges_the_atomics_family_as_a_whole() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let class = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
+    let baseline = root.join("baselines").join(format!("{class}.json.gz"));
+    let archive = root.join("results").join(class).join("runs-out-of-sample-2026-11-24.tar.xz");
+    let (_, run) = gpubench::verdict::corpus::gather(&[archive]).unwrap().runs.into_iter().next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (same, slower) = (dir.path().join("run.json"), dir.path().join("slower.json"));
+    std::fs::write(&same, serde_json::to_vec(&run).unwrap()).unwrap();
+    let shifted = gpubench::verdict::calibrate::shifted(&run, 0.05);
+    std::fs::write(&slower, serde_json::to_vec(&shifted).unwrap()).unwrap();
+
+    let o = run_in(dir.path(), &["compare", baseline.to_str().unwrap(), same.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("family:   PASS atomics as a whole"), "{}", stdout(&o));
+
+    let o = run_in(dir.path(), &["compare", "--json", baseline.to_str().unwrap(), slower.to_str().unwrap()]);
+    assert_exit(&o, 1);
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let family = &c["families"].as_array().unwrap()[0];
+    assert_eq!((family["family"].as_str(), family["verdict"].as_str()), (Some("atomics"), Some("REGRESSED")));
+    let carried: Vec<&str> = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["family"] == "atomics" && m["verdict"] == "REGRESSED")
+        .filter_map(|m| m["reason"].as_str())
+        .filter(|r| r.contains("atomics as a whole"))
+        .collect();
+    assert!(!carried.is_empty(), "no atomic carried by the family");
+}
+
+/// `cargo gpubench SUBCOMMAND --config <the workspace's gpubench.toml> ARGS` in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpubench.toml");
+    Command::new(BIN)
+        .arg("gpubench")
+        .args(&args[..1])
+        .arg("--config")
+        .arg(config)
+        .args(&args[1..])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}

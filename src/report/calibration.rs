@@ -31,19 +31,30 @@ pub fn calibration_markdown(c: &Calibration) -> String {
     }
     for l in [&c.same_card, &c.same_card_in_class, &c.class].into_iter().flatten() {
         s.push_str(&format!("\nDetection power, {} (share of metric verdicts REGRESSED):\n\n", title(l)));
-        s.push_str("| class | verdicts | A/A not PASS |");
-        for shift in &c.shifts {
-            s.push_str(&format!(" {:.0} % |", shift * 100.0));
-        }
-        s.push_str("\n| --- | ---: | ---: |");
-        s.push_str(&" ---: |".repeat(c.shifts.len()));
-        s.push('\n');
-        for r in &l.power {
-            s.push_str(&format!("| {} | {} | {} |", r.class.label(), r.verdicts, r.aa_not_pass));
-            for d in &r.detected {
-                s.push_str(&format!(" {:.0} % |", d * 100.0));
-            }
-            s.push('\n');
+        shares_table(
+            &mut s,
+            &["class", "verdicts", "A/A not PASS"],
+            &c.shifts,
+            l.power.iter().map(|r| {
+                (vec![r.class.label().to_string(), r.verdicts.to_string(), r.aa_not_pass.to_string()], &r.detected)
+            }),
+        );
+        if !l.families.is_empty() {
+            s.push_str("\nFamilies judged as a whole (share of comparisons in which the family was REGRESSED):\n\n");
+            shares_table(
+                &mut s,
+                &["family", "comparisons", "A/A REGRESSED", "A/A not PASS"],
+                &c.shifts,
+                l.families.iter().map(|(name, f)| {
+                    let cells = [
+                        name.clone(),
+                        f.comparisons.to_string(),
+                        f.aa_regressed.to_string(),
+                        f.aa_not_pass.to_string(),
+                    ];
+                    (cells.to_vec(), &f.detected)
+                }),
+            );
         }
         if !l.false_alarms.is_empty() {
             let list: Vec<String> = l.false_alarms.iter().map(|(k, n)| format!("`{k}` ({n})")).collect();
@@ -58,6 +69,29 @@ pub fn calibration_markdown(c: &Calibration) -> String {
         ));
     }
     s
+}
+
+/// A Markdown table: the `head` columns (the first left-aligned, the rest right-aligned), then one
+/// column per shift, of rows of `head` cells and a share per shift.
+fn shares_table<'a>(
+    s: &mut String,
+    head: &[&str],
+    shifts: &[f64],
+    rows: impl Iterator<Item = (Vec<String>, &'a Vec<f64>)>,
+) {
+    s.push_str(&format!("| {} |", head.join(" | ")));
+    for shift in shifts {
+        s.push_str(&format!(" {:.0} % |", shift * 100.0));
+    }
+    s.push_str(&format!("\n| --- |{}", " ---: |".repeat(head.len() - 1 + shifts.len())));
+    s.push('\n');
+    for (cells, shares) in rows {
+        s.push_str(&format!("| {} |", cells.join(" | ")));
+        for d in shares {
+            s.push_str(&format!(" {:.0} % |", d * 100.0));
+        }
+        s.push('\n');
+    }
 }
 
 /// The metrics that most often escaped the target shift of their class, worst first (at most

@@ -66,6 +66,7 @@ pub fn header_lines(c: &Comparison) -> Vec<String> {
     if !c.not_in_baseline.is_empty() {
         lines.push(format!("new:      {} metrics have no baseline yet", c.not_in_baseline.len()));
     }
+    lines.extend(c.families.iter().map(|f| format!("family:   {} {}", f.verdict.label(), f.reason)));
     lines.extend(c.warnings.iter().map(|w| format!("warning:  {w}")));
     lines
 }

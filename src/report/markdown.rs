@@ -40,6 +40,9 @@ pub fn markdown(c: &Comparison) -> String {
         s.push_str(&format!("> **Warning:** {}\n\n", escape(w)));
     }
     s.push_str(&format!("Rule: {}.\n\n", rule_line(c)));
+    for f in &c.families {
+        s.push_str(&format!("Family judged as a whole: **{}** {}.\n\n", f.verdict.label(), escape(&f.reason)));
+    }
 
     let notable: Vec<&MetricVerdict> = sorted(&c.metrics).into_iter().filter(|m| m.verdict != Verdict::Pass).collect();
     let notable_facts: Vec<_> = c.facts.iter().filter(|f| f.verdict != Verdict::Pass).collect();

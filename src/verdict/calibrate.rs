@@ -132,6 +132,21 @@ pub struct LevelCalibration {
     /// ([`MetricClass::target_shift`]; "benchmark:metric" -> comparisons missed, out of those
     /// that judged it).
     pub missed: BTreeMap<String, Missed>,
+    /// Bench families judged as a whole (class comparisons, [`super::FamilyVerdict`]), by name.
+    pub families: BTreeMap<String, FamilyPower>,
+}
+
+/// How a bench family judged as a whole fared over the comparisons of one level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FamilyPower {
+    /// Comparisons that judged the family as a whole.
+    pub comparisons: usize,
+    /// A/A family verdicts REGRESSED (false alarms).
+    pub aa_regressed: usize,
+    /// A/A family verdicts not PASS.
+    pub aa_not_pass: usize,
+    /// Share of comparisons in which the family was REGRESSED, at each shift of [`SHIFTS`].
+    pub detected: Vec<f64>,
 }
 
 /// How often one metric escaped the target shift of its class.
@@ -270,6 +285,7 @@ fn level(
     let mut false_alarms: BTreeMap<String, usize> = BTreeMap::new();
     let mut totals: BTreeMap<MetricClass, (usize, Vec<usize>, usize)> = BTreeMap::new();
     let mut missed: BTreeMap<String, Missed> = BTreeMap::new();
+    let mut families: BTreeMap<String, (FamilyPower, Vec<usize>)> = BTreeMap::new();
     let mut by_board = 0;
     for (baseline, candidate) in pairs {
         let judge = |run: &ResultsDocument| {
@@ -292,8 +308,22 @@ fn level(
                 e.2 += 1;
             }
         }
+        for f in &c.families {
+            let (p, _) = families.entry(f.family.clone()).or_insert_with(|| {
+                let p = FamilyPower { comparisons: 0, aa_regressed: 0, aa_not_pass: 0, detected: Vec::new() };
+                (p, vec![0; SHIFTS.len()])
+            });
+            p.comparisons += 1;
+            p.aa_regressed += usize::from(f.verdict == Verdict::Regressed);
+            p.aa_not_pass += usize::from(f.verdict != Verdict::Pass);
+        }
         for (i, shift) in SHIFTS.iter().enumerate() {
             let c = judge(&shifted(candidate, *shift))?;
+            for f in c.families.iter().filter(|f| f.verdict == Verdict::Regressed) {
+                if let Some((_, hits)) = families.get_mut(&f.family) {
+                    hits[i] += 1;
+                }
+            }
             for m in c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed) {
                 if let Some(e) = totals.get_mut(&MetricClass::of_family(&m.family)) {
                     e.1[i] += 1;
@@ -317,7 +347,24 @@ fn level(
         })
         .collect();
     missed.retain(|_, m| m.missed > 0);
-    Ok(LevelCalibration { level, baseline, comparisons: pairs.len(), by_board, aa, false_alarms, power, missed })
+    let families = families
+        .into_iter()
+        .map(|(name, (mut p, hits))| {
+            p.detected = hits.iter().map(|h| *h as f64 / p.comparisons.max(1) as f64).collect();
+            (name, p)
+        })
+        .collect();
+    Ok(LevelCalibration {
+        level,
+        baseline,
+        comparisons: pairs.len(),
+        by_board,
+        aa,
+        false_alarms,
+        power,
+        missed,
+        families,
+    })
 }
 
 /// `run` with every sample of every metric moved by `shift` in the bad direction: latency up
@@ -334,6 +381,7 @@ pub fn shifted(run: &ResultsDocument, shift: f64) -> ResultsDocument {
             m.summary = crate::results::Summary::of(&m.samples);
             if let Some(n) = &mut m.normalized {
                 n.samples.iter_mut().for_each(|v| *v *= factor);
+                n.summary = crate::results::Summary::of(&n.samples);
             }
         }
     }

@@ -6,6 +6,7 @@ use regex::Regex;
 
 use super::boards::Boards;
 use super::contamination;
+use super::family::{self, FamilyVerdict, Member};
 use super::gate::{self, ClockScaling, Prepared};
 use super::level::{self, Level};
 use super::sampling::{self, SideRuns};
@@ -103,10 +104,14 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
     }
 
     moderate(&mut assessed, rule);
+    let families = judge_families(&assessed, rule);
     let metrics: Vec<MetricVerdict> = assessed
         .into_iter()
         .map(|a| match a.stats {
-            Some(stats) => decide(a.row, &stats),
+            Some(stats) => {
+                let family = families.iter().find(|f| f.family == stats.band.family);
+                decide(a.row, &stats, family)
+            }
             None => a.row,
         })
         .collect();
@@ -120,6 +125,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         baseline_kind: baseline_kind(baseline.runs, candidate_uuid, &boards),
         rule: rule.clone(),
         metrics,
+        families,
         facts: compare_facts(&old_run.facts, &new_run.facts, rule),
         not_in_baseline: new_series
             .iter()
@@ -213,6 +219,9 @@ struct Stats {
     cards_in_groups: bool,
     /// What the band was computed from, to compute it again with a moderated spread.
     band: BandInputs,
+    /// The metric's share in its family's verdict ([`family`]): class comparisons whose gate
+    /// leaves the values as measured (no throttling, clocks within the tolerance).
+    family_member: Option<Member>,
 }
 
 /// The inputs of [`level::band`] for one metric, and the band they gave unmoderated.
@@ -435,6 +444,14 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
         .filter(|(_, n)| *n > 0)
         .map(|(side, n)| format!("{n} throttled samples of the {side} left out"))
         .collect();
+    let clock_within = match &gate {
+        Gate::Clean | Gate::Normalized(_) => true,
+        Gate::Clock(r, _) => (r - 1.0).abs() <= rule.clock_tolerance,
+        Gate::Throttled(_) => false,
+    };
+    let family_member = (reference.level == Level::Class && clock_within && no_kernel_clock.is_none()).then(|| {
+        Member { better: old.better, new: x, runs: b_uuids.iter().cloned().zip(b_runs.iter().copied()).collect() }
+    });
     let stats = Stats {
         ratio,
         minimum,
@@ -446,6 +463,7 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
         excluded_note: (!excluded.is_empty()).then(|| excluded.join(", ")),
         cards_in_groups: reference.level == Level::Class && rule.cards_in_groups(&key),
         band: inputs,
+        family_member,
     };
     Assessed { row: r, stats: Some(stats) }
 }
@@ -485,6 +503,21 @@ fn moderate(assessed: &mut [Assessed], rule: &Rule) {
     }
 }
 
+/// The verdict on each bench family as a whole in a class comparison ([`family`]), from the
+/// metrics judged against the class; families of too few metrics or cards have none.
+fn judge_families(assessed: &[Assessed], rule: &Rule) -> Vec<FamilyVerdict> {
+    let mut by_family: BTreeMap<&str, Vec<Member>> = BTreeMap::new();
+    for st in assessed.iter().filter_map(|a| a.stats.as_ref()).filter(|st| rule.family_verdict(&st.band.family)) {
+        if let Some(m) = &st.family_member {
+            by_family.entry(st.band.family.as_str()).or_default().push(m.clone());
+        }
+    }
+    by_family
+        .into_iter()
+        .filter_map(|(name, members)| family::judge(name, &members, rule.threshold, rule.confidence, rule.spread_floor))
+        .collect()
+}
+
 /// The band and threshold of `a` again, from the moderated spread `m`.
 fn rebuild_band(a: &mut Assessed, m: level::Moderated, rule: &Rule) {
     let Some(st) = a.stats.as_mut() else { return };
@@ -497,8 +530,12 @@ fn rebuild_band(a: &mut Assessed, m: level::Moderated, rule: &Rule) {
     a.row.ci = Some(Interval { lo: st.ratio * (1.0 - band.half_width), hi: st.ratio * (1.0 + band.half_width) });
 }
 
-/// The verdict from the change, the threshold and the gates.
-fn decide(mut r: MetricVerdict, st: &Stats) -> MetricVerdict {
+/// The verdict from the change, the threshold, the family's verdict and the gates.
+///
+/// A metric within its own band but beyond the minimum effect takes the verdict of its family
+/// when the family as a whole moved the same way ([`family`]); so does one whose class's cards
+/// fall in groups on it, which alone is INCONCLUSIVE at most.
+fn decide(mut r: MetricVerdict, st: &Stats, family: Option<&FamilyVerdict>) -> MetricVerdict {
     // "Worse" factor: > 1 means worse, whatever the metric's direction.
     let worse = match r.better {
         Better::Lower => st.ratio,
@@ -531,15 +568,42 @@ fn decide(mut r: MetricVerdict, st: &Stats) -> MetricVerdict {
         Verdict::Pass => format!("{change} within {limit}"),
         _ => format!("{change}: beyond the minimum effect but within {limit}"),
     };
+    let own_decision = matches!(verdict, Verdict::Regressed | Verdict::Improved);
+    let family = family.filter(|f| f.decided());
+    let moved_with_family = family.is_some_and(|f| match f.verdict {
+        Verdict::Regressed => worse > min_bound,
+        Verdict::Improved => worse < 1.0 / min_bound,
+        _ => false,
+    });
+    let mut by_family = false;
+    if let (false, true, Some(f)) = (own_decision, moved_with_family, family) {
+        reason = format!(
+            "{change}: beyond the minimum effect ±{:.1}% though within the spread of healthy cards ({:+.1}%), and {}",
+            st.minimum * 100.0,
+            edge * 100.0,
+            f.summary()
+        );
+        verdict = f.verdict;
+        by_family = true;
+    }
     let decided = matches!(verdict, Verdict::Regressed | Verdict::Improved);
     if decided && st.level == Level::OtherCard {
         reason = format!("the baseline holds one other card, between-card spread unknown: {reason}");
         verdict = Verdict::Inconclusive;
     }
-    if decided && st.cards_in_groups {
-        reason = format!("cards of this class fall in groups on this metric (gpubench.toml): {reason}");
-        verdict = Verdict::Inconclusive;
+    if decided && st.cards_in_groups && !by_family {
+        match family.filter(|f| moved_with_family && f.verdict == verdict) {
+            Some(f) => {
+                reason = format!("{reason}; cards of this class fall in groups on this metric, and {}", f.summary())
+            }
+            None => {
+                reason = format!("cards of this class fall in groups on this metric (gpubench.toml): {reason}");
+                verdict = Verdict::Inconclusive;
+            }
+        }
     }
+    // A verdict carried by the family only needs the minimum effect beyond the clock's reach.
+    let bound = if by_family { min_bound } else { bound };
     match &st.gate {
         Gate::Clean => {}
         Gate::Normalized(why) => reason = format!("clock-normalised ({why}): {reason}"),

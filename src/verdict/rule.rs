@@ -73,12 +73,18 @@ pub struct Rule {
     /// scatter repeats run after run, and a run's median is judged against one or two runs of
     /// its card with the sampling error of what does not repeat (`verdict::pattern`). Default
     /// none.
-    pub cycled_samples: Option<CycledSamples>,
+    pub cycled_samples: Option<KeyPattern>,
+    /// Bench families judged as a whole in class comparisons, as a regular expression on the
+    /// family name (`verdict::family`; default `^atomics$`): where healthy cards differ on
+    /// single metrics but those differences cancel over the family, a family that moved as a
+    /// whole carries the verdict of its metrics that moved the same way. `None`: no family is.
+    pub family_verdicts: Option<KeyPattern>,
 }
 
-/// The metrics of [`Rule::cycled_samples`].
+/// A regular expression on metric keys (`"<benchmark id>:<metric>"`) or family names, kept
+/// with the text it was written as.
 #[derive(Debug, Clone, Serialize)]
-pub struct CycledSamples {
+pub struct KeyPattern {
     /// The regular expression as written.
     #[serde(rename = "match")]
     pub pattern: String,
@@ -86,13 +92,21 @@ pub struct CycledSamples {
     regex: Regex,
 }
 
-impl CycledSamples {
+impl KeyPattern {
     /// Compiles `pattern`; the error is one line.
     pub fn new(pattern: &str) -> Result<Self, String> {
         let regex = compile(pattern)?;
-        Ok(CycledSamples { pattern: pattern.to_string(), regex })
+        Ok(KeyPattern { pattern: pattern.to_string(), regex })
+    }
+
+    /// Whether `key` matches.
+    pub fn is_match(&self, key: &str) -> bool {
+        self.regex.is_match(key)
     }
 }
+
+/// The bench families judged as a whole by default ([`Rule::family_verdicts`]).
+pub const DEFAULT_FAMILY_VERDICTS: &str = "^atomics$";
 
 /// A per-metric change of the rule, selected by a regular expression on
 /// `"<benchmark id>:<metric>"`, e.g. `"latency/.*/32MiB:.*"`.
@@ -203,6 +217,7 @@ impl Default for Rule {
             seed: 0,
             overrides: Vec::new(),
             cycled_samples: None,
+            family_verdicts: Some(KeyPattern::new(DEFAULT_FAMILY_VERDICTS).expect("a valid pattern")),
         }
     }
 }
@@ -250,7 +265,13 @@ impl Rule {
     /// Whether the samples of the metric `key` step through placements in the same order in
     /// every run ([`Rule::cycled_samples`]).
     pub fn cycled_samples(&self, key: &str) -> bool {
-        self.cycled_samples.as_ref().is_some_and(|c| c.regex.is_match(key))
+        self.cycled_samples.as_ref().is_some_and(|c| c.is_match(key))
+    }
+
+    /// Whether the bench family `family` is judged as a whole in class comparisons
+    /// ([`Rule::family_verdicts`]).
+    pub fn family_verdict(&self, family: &str) -> bool {
+        self.family_verdicts.as_ref().is_some_and(|f| f.is_match(family))
     }
 
     /// Whether the first override matching `key` says the class's cards fall in groups on it
