@@ -83,6 +83,8 @@ struct VerdictSection {
     pool_run_spread: Option<bool>,
     cycled_samples: Option<String>,
     family_verdicts: Option<String>,
+    family_run_spread: Option<f64>,
+    family_run_spread_df: Option<f64>,
     seed: Option<u64>,
     #[serde(default)]
     metric: Vec<MetricSection>,
@@ -176,6 +178,11 @@ impl Config {
                 None => d.family_verdicts.clone(),
                 Some("") => None,
                 Some(p) => Some(KeyPattern::new(p).map_err(bad)?),
+            },
+            family_run_spread: match (v.family_run_spread, v.family_run_spread_df) {
+                (Some(s), Some(df)) => Some((s, df)),
+                (None, None) => None,
+                _ => return Err(bad("family_run_spread and family_run_spread_df go together".to_string())),
             },
         };
         rule.validate().map_err(bad)?;
@@ -271,6 +278,11 @@ max_runs = 3
             ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
             ("[verdict]\ncycled_samples = \"[\"\n", "bad pattern `[`"),
             ("[verdict]\nfamily_verdicts = \"(\"\n", "bad pattern `(`"),
+            ("[verdict]\nfamily_run_spread = 0.001\n", "family_run_spread and family_run_spread_df go together"),
+            (
+                "[verdict]\nfamily_run_spread = 0.001\nfamily_run_spread_df = 0.5\n",
+                "family_run_spread_df = 0.5 is outside",
+            ),
             ("[verdict\n", "line 1"),
             ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
             ("[[verdict.metric]]\nmatch = \"x\"\nrun_spread_df = 4\n", "run_spread_df of `x` needs a run_spread"),

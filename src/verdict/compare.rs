@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::boards::Boards;
 use super::contamination;
-use super::family::{self, FamilyVerdict, Member};
+use super::family::{self, FamilyRule, FamilyVerdict, Member};
 use super::gate::{self, ClockScaling, Prepared};
 use super::level::{self, Level};
 use super::sampling::{self, SideRuns};
@@ -104,12 +104,12 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
     }
 
     moderate(&mut assessed, rule);
-    let families = judge_families(&assessed, rule);
+    let families = judge_families(&assessed, candidate_uuid, rule);
     let metrics: Vec<MetricVerdict> = assessed
         .into_iter()
         .map(|a| match a.stats {
             Some(stats) => {
-                let family = families.iter().find(|f| f.family == stats.band.family);
+                let family = families.iter().find(|f| f.family == stats.band.family && f.level == stats.level);
                 decide(a.row, &stats, family)
             }
             None => a.row,
@@ -449,7 +449,7 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
         Gate::Clock(r, _) => (r - 1.0).abs() <= rule.clock_tolerance,
         Gate::Throttled(_) => false,
     };
-    let family_member = (reference.level == Level::Class && clock_within && no_kernel_clock.is_none()).then(|| {
+    let family_member = (reference.level != Level::OtherCard && clock_within && no_kernel_clock.is_none()).then(|| {
         Member { better: old.better, new: x, runs: b_uuids.iter().cloned().zip(b_runs.iter().copied()).collect() }
     });
     let stats = Stats {
@@ -503,18 +503,28 @@ fn moderate(assessed: &mut [Assessed], rule: &Rule) {
     }
 }
 
-/// The verdict on each bench family as a whole in a class comparison ([`family`]), from the
-/// metrics judged against the class; families of too few metrics or cards have none.
-fn judge_families(assessed: &[Assessed], rule: &Rule) -> Vec<FamilyVerdict> {
-    let mut by_family: BTreeMap<&str, Vec<Member>> = BTreeMap::new();
+/// The verdict on each bench family as a whole ([`family`]) at each level its metrics were
+/// judged at, from those metrics; families of too few metrics, cards or runs have none.
+fn judge_families(assessed: &[Assessed], candidate: &str, rule: &Rule) -> Vec<FamilyVerdict> {
+    let mut by_family: BTreeMap<(&str, Level), Vec<Member>> = BTreeMap::new();
     for st in assessed.iter().filter_map(|a| a.stats.as_ref()).filter(|st| rule.family_verdict(&st.band.family)) {
         if let Some(m) = &st.family_member {
-            by_family.entry(st.band.family.as_str()).or_default().push(m.clone());
+            by_family.entry((st.band.family.as_str(), st.level)).or_default().push(m.clone());
         }
     }
     by_family
         .into_iter()
-        .filter_map(|(name, members)| family::judge(name, &members, rule.threshold, rule.confidence, rule.spread_floor))
+        .filter_map(|((name, level), members)| {
+            let family_rule = FamilyRule {
+                level,
+                candidate,
+                minimum: rule.threshold,
+                confidence: rule.confidence,
+                floor: rule.spread_floor,
+                run_prior: rule.family_run_spread,
+            };
+            family::judge(name, &members, &family_rule)
+        })
         .collect()
 }
 

@@ -18,9 +18,9 @@
 //!    values, must lie beyond the metric's threshold: the configured minimum effect, widened
 //!    only by the Student-t prediction band of the level that applies (see [`Rule`]). Beyond
 //!    the minimum effect but inside the band is INCONCLUSIVE; inside the minimum effect PASS.
-//!    In a class comparison each bench family is also judged as a whole ([`family`]): a family
-//!    that moved beyond its own, far narrower band carries the verdict of its metrics that
-//!    moved the same way beyond the minimum effect.
+//!    The families the rule names are also judged as a whole ([`family`]): a family that
+//!    moved beyond its own, far narrower band carries the verdict of its metrics that moved the
+//!    same way beyond the minimum effect.
 //!    There is no sample-level significance test: samples of one run are not independent, and
 //!    a test that treats them so flags run-to-run noise on nearly every metric.
 //! 4. **Facts** compare exactly.
@@ -342,9 +342,9 @@ pub struct Comparison {
     pub rule: Rule,
     /// One verdict per baseline metric, in the baseline's order.
     pub metrics: Vec<MetricVerdict>,
-    /// In a class comparison, one verdict per bench family judged as a whole (the median of
-    /// its metrics' changes against the spread of the baseline cards' own; [`FamilyVerdict`]).
-    /// They are evidence for the metrics' verdicts, not counted themselves.
+    /// One verdict per bench family judged as a whole (the median of its metrics' changes
+    /// against the spread of the baseline's own runs or cards; [`FamilyVerdict`]). They are
+    /// evidence for the metrics' verdicts, not counted themselves.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub families: Vec<FamilyVerdict>,
     /// One verdict per baseline fact.

@@ -79,6 +79,11 @@ pub struct Rule {
     /// single metrics but those differences cancel over the family, a family that moved as a
     /// whole carries the verdict of its metrics that moved the same way. `None`: no family is.
     pub family_verdicts: Option<KeyPattern>,
+    /// Measured run-to-run spread of a family's change (the median over its metrics of each
+    /// metric's log change, one run left out of its card's others) and its degrees of freedom:
+    /// the prior of the spread a baseline's own runs show, for families judged as a whole on
+    /// the same card, where a baseline of one or two runs of the card shows none. Default none.
+    pub family_run_spread: Option<(f64, f64)>,
 }
 
 /// A regular expression on metric keys (`"<benchmark id>:<metric>"`) or family names, kept
@@ -218,6 +223,7 @@ impl Default for Rule {
             overrides: Vec::new(),
             cycled_samples: None,
             family_verdicts: Some(KeyPattern::new(DEFAULT_FAMILY_VERDICTS).expect("a valid pattern")),
+            family_run_spread: None,
         }
     }
 }
@@ -324,6 +330,10 @@ impl Rule {
         }
         unit("spread_floor", self.spread_floor, 0.0, 1.0)?;
         unit("card_spread_floor", self.card_spread_floor, 0.0, 1.0)?;
+        if let Some((spread, df)) = self.family_run_spread {
+            unit("family_run_spread", spread, 0.0, 1.0)?;
+            unit("family_run_spread_df", df, 1.0, MAX_PRIOR_DF + 1.0)?;
+        }
         if !(2..=MAX_MIN_SAMPLES).contains(&self.min_samples) {
             return Err(format!("min_samples = {} is outside [2, {MAX_MIN_SAMPLES}]", self.min_samples));
         }
