@@ -83,6 +83,7 @@ struct VerdictSection {
     pool_run_spread: Option<bool>,
     cycled_samples: Option<String>,
     family_verdicts: Option<String>,
+    same_card_family_verdicts: Option<String>,
     family_run_spread: Option<f64>,
     family_run_spread_df: Option<f64>,
     seed: Option<u64>,
@@ -174,11 +175,12 @@ impl Config {
             overrides,
             cycled_samples: v.cycled_samples.as_deref().map(KeyPattern::new).transpose().map_err(bad)?,
             // An empty pattern turns family verdicts off.
-            family_verdicts: match v.family_verdicts.as_deref() {
-                None => d.family_verdicts.clone(),
-                Some("") => None,
-                Some(p) => Some(KeyPattern::new(p).map_err(bad)?),
-            },
+            family_verdicts: family_pattern(v.family_verdicts.as_deref(), &d.family_verdicts).map_err(bad)?,
+            same_card_family_verdicts: family_pattern(
+                v.same_card_family_verdicts.as_deref(),
+                &d.same_card_family_verdicts,
+            )
+            .map_err(bad)?,
             family_run_spread: match (v.family_run_spread, v.family_run_spread_df) {
                 (Some(s), Some(df)) => Some((s, df)),
                 (None, None) => None,
@@ -200,9 +202,22 @@ impl Config {
     }
 }
 
+/// A family pattern as written (`""`: none), or `default` where the file has none.
+fn family_pattern(
+    written: Option<&str>,
+    default: &Option<KeyPattern>,
+) -> std::result::Result<Option<KeyPattern>, String> {
+    match written {
+        None => Ok(default.clone()),
+        Some("") => Ok(None),
+        Some(p) => KeyPattern::new(p).map(Some),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::Level;
 
     #[test]
     fn an_empty_file_gives_the_defaults() {
@@ -260,11 +275,15 @@ max_runs = 3
         assert!(c.rule.cards_in_groups("dram:latency") && !c.rule.cards_in_groups("cache:reused"));
         assert!(c.rule.cycled_samples("atomics/contention:k=1024") && !c.rule.cycled_samples("latency/ca/32MiB:x"));
         // Families judged as a whole: atomics unless the file says otherwise; "" for none.
-        assert!(c.rule.family_verdict("atomics") && !c.rule.family_verdict("access_patterns"));
+        let (class, same) = (Level::Class, Level::SameCard);
+        assert!(c.rule.family_verdict("atomics", class) && !c.rule.family_verdict("access_patterns", class));
+        assert!(c.rule.family_verdict("access_patterns", same) && !c.rule.family_verdict("l2_bandwidth", same));
+        assert!(!c.rule.family_verdict("atomics", Level::OtherCard));
         let all = Config::parse("[verdict]\nfamily_verdicts = \".\"\n", Path::new("/w/g.toml")).unwrap();
-        assert!(all.rule.family_verdict("access_patterns"));
-        let none = Config::parse("[verdict]\nfamily_verdicts = \"\"\n", Path::new("/w/g.toml")).unwrap();
-        assert!(!none.rule.family_verdict("atomics"));
+        assert!(all.rule.family_verdict("access_patterns", class));
+        let none = "[verdict]\nfamily_verdicts = \"\"\nsame_card_family_verdicts = \"\"\n";
+        let none = Config::parse(none, Path::new("/w/g.toml")).unwrap();
+        assert!(!none.rule.family_verdict("atomics", class) && !none.rule.family_verdict("atomics", same));
         assert_eq!(c.baseline_dir, Some(PathBuf::from("/w/ci/baselines")));
         assert_eq!(c.max_runs, 3);
     }

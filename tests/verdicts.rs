@@ -524,7 +524,11 @@ fn a_class_comparison_catches_atomics_that_slow_down_as_a_family() {
     assert!(atomics.iter().any(|m| m.reason.contains("atomics as a whole")), "{:?}", atomics[0].reason);
     assert!(c.metrics.iter().filter(|m| m.family != "atomics").all(|m| m.verdict != Verdict::Regressed));
     // Without family verdicts the atomics on which the cards spread are not REGRESSED.
-    let alone = run_compare(&baseline, std::slice::from_ref(&slower), &Rule { family_verdicts: None, ..rule.clone() });
+    let alone = run_compare(
+        &baseline,
+        std::slice::from_ref(&slower),
+        &Rule { family_verdicts: None, same_card_family_verdicts: None, ..rule.clone() },
+    );
     assert!(alone.families.is_empty());
     let spread = |c: &Comparison| {
         c.metrics

@@ -507,7 +507,9 @@ fn moderate(assessed: &mut [Assessed], rule: &Rule) {
 /// judged at, from those metrics; families of too few metrics, cards or runs have none.
 fn judge_families(assessed: &[Assessed], candidate: &str, rule: &Rule) -> Vec<FamilyVerdict> {
     let mut by_family: BTreeMap<(&str, Level), Vec<Member>> = BTreeMap::new();
-    for st in assessed.iter().filter_map(|a| a.stats.as_ref()).filter(|st| rule.family_verdict(&st.band.family)) {
+    for st in
+        assessed.iter().filter_map(|a| a.stats.as_ref()).filter(|st| rule.family_verdict(&st.band.family, st.level))
+    {
         if let Some(m) = &st.family_member {
             by_family.entry((st.band.family.as_str(), st.level)).or_default().push(m.clone());
         }

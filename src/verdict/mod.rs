@@ -52,7 +52,7 @@ pub use facts::{FactVerdict, show as show_fact};
 pub use family::FamilyVerdict;
 pub use gate::noise as baseline_noise;
 pub use level::Level;
-pub use rule::{DEFAULT_FAMILY_VERDICTS, KeyPattern, MetricOverride, Rule, Scope};
+pub use rule::{DEFAULT_FAMILY_VERDICTS, DEFAULT_SAME_CARD_FAMILY_VERDICTS, KeyPattern, MetricOverride, Rule, Scope};
 pub use upgrade::{KernelChange, StackField, Upgrade, kernels as run_kernels};
 
 use crate::error::exit;

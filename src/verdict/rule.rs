@@ -32,6 +32,7 @@
 use regex::Regex;
 use serde::Serialize;
 
+use super::Level;
 use crate::stats::{MAX_PRIOR_DF, VariancePrior};
 
 /// Parameters of the verdict rule (defaults documented on each field and in the README).
@@ -79,6 +80,10 @@ pub struct Rule {
     /// single metrics but those differences cancel over the family, a family that moved as a
     /// whole carries the verdict of its metrics that moved the same way. `None`: no family is.
     pub family_verdicts: Option<KeyPattern>,
+    /// Bench families judged as a whole against the card's own runs (default
+    /// `^(atomics|access_patterns)$`): families whose change, the median over their metrics,
+    /// strays little from run to run while some of their metrics stray by 1-3 %.
+    pub same_card_family_verdicts: Option<KeyPattern>,
     /// Measured run-to-run spread of a family's change (the median over its metrics of each
     /// metric's log change, one run left out of its card's others) and its degrees of freedom:
     /// the prior of the spread a baseline's own runs show, for families judged as a whole on
@@ -110,8 +115,13 @@ impl KeyPattern {
     }
 }
 
-/// The bench families judged as a whole by default ([`Rule::family_verdicts`]).
+/// The bench families judged as a whole in class comparisons by default
+/// ([`Rule::family_verdicts`]).
 pub const DEFAULT_FAMILY_VERDICTS: &str = "^atomics$";
+
+/// The bench families judged as a whole on the same card by default
+/// ([`Rule::same_card_family_verdicts`]).
+pub const DEFAULT_SAME_CARD_FAMILY_VERDICTS: &str = "^(atomics|access_patterns)$";
 
 /// A per-metric change of the rule, selected by a regular expression on
 /// `"<benchmark id>:<metric>"`, e.g. `"latency/.*/32MiB:.*"`.
@@ -223,6 +233,9 @@ impl Default for Rule {
             overrides: Vec::new(),
             cycled_samples: None,
             family_verdicts: Some(KeyPattern::new(DEFAULT_FAMILY_VERDICTS).expect("a valid pattern")),
+            same_card_family_verdicts: Some(
+                KeyPattern::new(DEFAULT_SAME_CARD_FAMILY_VERDICTS).expect("a valid pattern"),
+            ),
             family_run_spread: None,
         }
     }
@@ -274,10 +287,16 @@ impl Rule {
         self.cycled_samples.as_ref().is_some_and(|c| c.is_match(key))
     }
 
-    /// Whether the bench family `family` is judged as a whole in class comparisons
-    /// ([`Rule::family_verdicts`]).
-    pub fn family_verdict(&self, family: &str) -> bool {
-        self.family_verdicts.as_ref().is_some_and(|f| f.is_match(family))
+    /// Whether the bench family `family` is judged as a whole at `level`
+    /// ([`Rule::family_verdicts`] in a class, [`Rule::same_card_family_verdicts`] on the same
+    /// card; never against one other card).
+    pub fn family_verdict(&self, family: &str, level: Level) -> bool {
+        let pattern = match level {
+            Level::Class => &self.family_verdicts,
+            Level::SameCard => &self.same_card_family_verdicts,
+            Level::OtherCard => return false,
+        };
+        pattern.as_ref().is_some_and(|f| f.is_match(family))
     }
 
     /// Whether the first override matching `key` says the class's cards fall in groups on it
