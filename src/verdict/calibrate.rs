@@ -132,7 +132,7 @@ pub struct LevelCalibration {
     /// ([`MetricClass::target_shift`]; "benchmark:metric" -> comparisons missed, out of those
     /// that judged it).
     pub missed: BTreeMap<String, Missed>,
-    /// Bench families judged as a whole (class comparisons, [`super::FamilyVerdict`]), by name.
+    /// Bench families judged as a whole ([`super::FamilyVerdict`]), by name.
     pub families: BTreeMap<String, FamilyPower>,
 }
 
@@ -285,7 +285,8 @@ fn level(
     let mut false_alarms: BTreeMap<String, usize> = BTreeMap::new();
     let mut totals: BTreeMap<MetricClass, (usize, Vec<usize>, usize)> = BTreeMap::new();
     let mut missed: BTreeMap<String, Missed> = BTreeMap::new();
-    let mut families: BTreeMap<String, (FamilyPower, Vec<usize>)> = BTreeMap::new();
+    // `detected` counts hits until the shares are taken at the end.
+    let mut families: BTreeMap<String, FamilyPower> = BTreeMap::new();
     let mut by_board = 0;
     for (baseline, candidate) in pairs {
         let judge = |run: &ResultsDocument| {
@@ -309,9 +310,11 @@ fn level(
             }
         }
         for f in &c.families {
-            let (p, _) = families.entry(f.family.clone()).or_insert_with(|| {
-                let p = FamilyPower { comparisons: 0, aa_regressed: 0, aa_not_pass: 0, detected: Vec::new() };
-                (p, vec![0; SHIFTS.len()])
+            let p = families.entry(f.family.clone()).or_insert_with(|| FamilyPower {
+                comparisons: 0,
+                aa_regressed: 0,
+                aa_not_pass: 0,
+                detected: vec![0.0; SHIFTS.len()],
             });
             p.comparisons += 1;
             p.aa_regressed += usize::from(f.verdict == Verdict::Regressed);
@@ -320,8 +323,8 @@ fn level(
         for (i, shift) in SHIFTS.iter().enumerate() {
             let c = judge(&shifted(candidate, *shift))?;
             for f in c.families.iter().filter(|f| f.verdict == Verdict::Regressed) {
-                if let Some((_, hits)) = families.get_mut(&f.family) {
-                    hits[i] += 1;
+                if let Some(p) = families.get_mut(&f.family) {
+                    p.detected[i] += 1.0;
                 }
             }
             for m in c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed) {
@@ -347,13 +350,10 @@ fn level(
         })
         .collect();
     missed.retain(|_, m| m.missed > 0);
-    let families = families
-        .into_iter()
-        .map(|(name, (mut p, hits))| {
-            p.detected = hits.iter().map(|h| *h as f64 / p.comparisons.max(1) as f64).collect();
-            (name, p)
-        })
-        .collect();
+    for p in families.values_mut() {
+        let n = p.comparisons.max(1) as f64;
+        p.detected.iter_mut().for_each(|d| *d /= n);
+    }
     Ok(LevelCalibration {
         level,
         baseline,

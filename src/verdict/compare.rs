@@ -6,8 +6,9 @@ use regex::Regex;
 
 use super::boards::Boards;
 use super::contamination;
+use super::decide::{BandInputs, Gate, Stats, decide};
 use super::family::{self, FamilyRule, FamilyVerdict, Member};
-use super::gate::{self, ClockScaling, Prepared};
+use super::gate::{self, Prepared};
 use super::level::{self, Level};
 use super::sampling::{self, SideRuns};
 use super::series::{self, MetricSeries, param_difference};
@@ -16,7 +17,7 @@ use super::{
     Upgrade, Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
-use crate::results::{Better, ClockDomain, ResultsDocument};
+use crate::results::{ClockDomain, ResultsDocument};
 use crate::stats::{Interval, median};
 
 /// One side of a comparison: a label for reports and its runs, oldest first.
@@ -183,61 +184,6 @@ fn warnings(old: &ResultsDocument, new: &ResultsDocument, baseline_runs: &[Resul
         ));
     }
     w
-}
-
-/// How the gate judged the pair of sides.
-#[derive(Debug, Clone)]
-enum Gate {
-    /// Nothing to worry about.
-    Clean,
-    /// Clock-normalised values are compared, because of `0`.
-    Normalized(String),
-    /// A side throttled as a whole (`0` says which and why) and no normalised values exist.
-    Throttled(String),
-    /// The clocks differ: `0` is the new side's clock over the baseline's. A verdict must
-    /// exceed the threshold even after allowing the whole clock difference in the direction
-    /// the metric's unit can follow ([`ClockScaling`]). `1` describes the clocks.
-    Clock(f64, String),
-}
-
-/// What the verdict of one metric is decided from.
-#[derive(Debug, Clone)]
-struct Stats {
-    ratio: f64,
-    /// Minimum effect.
-    minimum: f64,
-    /// Threshold: the minimum effect or the prediction band, whichever is wider.
-    threshold: f64,
-    level: Level,
-    /// Reference values (runs or cards).
-    k: usize,
-    gate: Gate,
-    /// Why an SM-clock verdict cannot rule out a clock change (no kernel clock on a side).
-    no_kernel_clock: Option<String>,
-    excluded_note: Option<String>,
-    /// A class comparison of a metric on which the class's cards fall in groups.
-    cards_in_groups: bool,
-    /// What the band was computed from, to compute it again with a moderated spread.
-    band: BandInputs,
-    /// The metric's share in its family's verdict ([`family`]): class comparisons whose gate
-    /// leaves the values as measured (no throttling, clocks within the tolerance).
-    family_member: Option<Member>,
-}
-
-/// The inputs of [`level::band`] for one metric, and the band they gave unmoderated.
-#[derive(Debug, Clone)]
-struct BandInputs {
-    family: String,
-    reference: level::Reference,
-    n_new: usize,
-    floor: f64,
-    runs: usize,
-    band_factor: f64,
-    spread: f64,
-    /// Degrees of freedom of `spread`.
-    df: f64,
-    /// The metric has a measured spread of its own in the configuration: not moderated.
-    own_spread: bool,
 }
 
 struct Assessed {
@@ -540,116 +486,4 @@ fn rebuild_band(a: &mut Assessed, m: level::Moderated, rule: &Rule) {
     st.threshold = st.minimum.max(b.band_factor * band.half_width);
     a.row.threshold = Some(st.threshold);
     a.row.ci = Some(Interval { lo: st.ratio * (1.0 - band.half_width), hi: st.ratio * (1.0 + band.half_width) });
-}
-
-/// The verdict from the change, the threshold, the family's verdict and the gates.
-///
-/// A metric within its own band but beyond the minimum effect takes the verdict of its family
-/// when the family as a whole moved the same way ([`family`]); so does one whose class's cards
-/// fall in groups on it, which alone is INCONCLUSIVE at most.
-fn decide(mut r: MetricVerdict, st: &Stats, family: Option<&FamilyVerdict>) -> MetricVerdict {
-    // "Worse" factor: > 1 means worse, whatever the metric's direction.
-    let worse = match r.better {
-        Better::Lower => st.ratio,
-        Better::Higher => 1.0 / st.ratio,
-    };
-    let bound = 1.0 + st.threshold;
-    let min_bound = 1.0 + st.minimum;
-    let mut verdict = if worse > bound {
-        Verdict::Regressed
-    } else if worse < 1.0 / bound {
-        Verdict::Improved
-    } else if worse > min_bound || worse < 1.0 / min_bound {
-        Verdict::Inconclusive
-    } else {
-        Verdict::Pass
-    };
-    let unit = st.level.unit();
-    let against = format!("{} {unit}{}", st.k, if st.k == 1 { "" } else { "s" });
-    let change = format!("{:+.2}% vs {against} ({})", (st.ratio - 1.0) * 100.0, st.level.label());
-    // The bound on the side of the change: a ratio beyond 1 + t or below 1 / (1 + t), so a
-    // fall of 8.3 % already passes a threshold of 9 %.
-    let edge = if st.ratio < 1.0 { 1.0 / (1.0 + st.threshold) - 1.0 } else { st.threshold };
-    let limit = if st.threshold > st.minimum {
-        format!("{:+.1}% (minimum ±{:.1}%, widened by the {unit}-to-{unit} spread)", edge * 100.0, st.minimum * 100.0)
-    } else {
-        format!("{:+.1}%", edge * 100.0)
-    };
-    let mut reason = match verdict {
-        Verdict::Regressed | Verdict::Improved => format!("{change} beyond {limit}"),
-        Verdict::Pass => format!("{change} within {limit}"),
-        _ => format!("{change}: beyond the minimum effect but within {limit}"),
-    };
-    let own_decision = matches!(verdict, Verdict::Regressed | Verdict::Improved);
-    let family = family.filter(|f| f.decided());
-    let moved_with_family = family.is_some_and(|f| match f.verdict {
-        Verdict::Regressed => worse > min_bound,
-        Verdict::Improved => worse < 1.0 / min_bound,
-        _ => false,
-    });
-    let mut by_family = false;
-    if let (false, true, Some(f)) = (own_decision, moved_with_family, family) {
-        reason = format!(
-            "{change}: beyond the minimum effect ±{:.1}% though within the spread of healthy cards ({:+.1}%), and {}",
-            st.minimum * 100.0,
-            edge * 100.0,
-            f.summary()
-        );
-        verdict = f.verdict;
-        by_family = true;
-    }
-    let decided = matches!(verdict, Verdict::Regressed | Verdict::Improved);
-    if decided && st.level == Level::OtherCard {
-        reason = format!("the baseline holds one other card, between-card spread unknown: {reason}");
-        verdict = Verdict::Inconclusive;
-    }
-    if decided && st.cards_in_groups && !by_family {
-        match family.filter(|f| moved_with_family && f.verdict == verdict) {
-            Some(f) => {
-                reason = format!("{reason}; cards of this class fall in groups on this metric, and {}", f.summary())
-            }
-            None => {
-                reason = format!("cards of this class fall in groups on this metric (gpubench.toml): {reason}");
-                verdict = Verdict::Inconclusive;
-            }
-        }
-    }
-    // A verdict carried by the family only needs the minimum effect beyond the clock's reach.
-    let bound = if by_family { min_bound } else { bound };
-    match &st.gate {
-        Gate::Clean => {}
-        Gate::Normalized(why) => reason = format!("clock-normalised ({why}): {reason}"),
-        Gate::Throttled(why) => {
-            if verdict != Verdict::Pass {
-                reason = format!("{why}, no clock-normalised values: {reason}");
-                verdict = Verdict::Inconclusive;
-            } else {
-                reason = format!("{reason}; {why}");
-            }
-        }
-        Gate::Clock(ratio, why) => {
-            let (worsening, improvement) = ClockScaling::of_unit(&r.unit).explains(*ratio);
-            let holds = match verdict {
-                Verdict::Regressed => worse / worsening > bound,
-                Verdict::Improved => worse * improvement < 1.0 / bound,
-                _ => true,
-            };
-            if !holds {
-                reason = format!("{why} could explain {}: {reason}", verdict.label());
-                verdict = Verdict::Inconclusive;
-            }
-        }
-    }
-    if let Some(why) = &st.no_kernel_clock
-        && matches!(verdict, Verdict::Regressed | Verdict::Improved)
-    {
-        reason = format!("{why}: {reason}");
-        verdict = Verdict::Inconclusive;
-    }
-    if let Some(note) = &st.excluded_note {
-        reason = format!("{reason}; {note}");
-    }
-    r.verdict = verdict;
-    r.reason = reason;
-    r
 }

@@ -134,14 +134,18 @@ impl FamilyVerdict {
 
     /// "atomics as a whole 5.10 % worse, beyond ±2.0 %": the reason without its evidence.
     pub fn summary(&self) -> String {
-        format!(
-            "{} as a whole {:.2} % {}, {} ±{:.1} %",
-            self.family,
-            self.worse_by.abs() * 100.0,
-            if self.worse_by >= 0.0 { "worse" } else { "better" },
-            if self.decided() { "beyond" } else { "within" },
-            self.threshold * 100.0
-        )
+        format!("{}, {}", self.change_text(), self.limit_text())
+    }
+
+    /// "atomics as a whole 5.10 % worse".
+    fn change_text(&self) -> String {
+        let way = if self.worse_by >= 0.0 { "worse" } else { "better" };
+        format!("{} as a whole {:.2} % {way}", self.family, self.worse_by.abs() * 100.0)
+    }
+
+    /// "beyond ±2.0 %" or "within ±2.0 %".
+    fn limit_text(&self) -> String {
+        format!("{} ±{:.1} %", if self.decided() { "beyond" } else { "within" }, self.threshold * 100.0)
     }
 }
 
@@ -210,36 +214,37 @@ pub(crate) fn judge(family: &str, members: &[Member], rule: &FamilyRule) -> Opti
     let half_width = (t * spread).max(z * rule.floor).exp_m1();
     let threshold = rule.minimum.max(half_width);
     let worse_by = change.exp_m1();
-    let verdict = if worse_by > threshold {
-        Verdict::Regressed
-    } else if worse_by < 1.0 / (1.0 + threshold) - 1.0 {
-        Verdict::Improved
-    } else if worse_by.abs() > rule.minimum {
-        Verdict::Inconclusive
-    } else {
-        Verdict::Pass
-    };
-    let reason = format!(
-        "{} as a whole {:.2} % {} (median of {} metrics) against {evidence}: {} ±{:.1} %",
-        family,
-        worse_by.abs() * 100.0,
-        if worse_by >= 0.0 { "worse" } else { "better" },
-        changes.len(),
-        if matches!(verdict, Verdict::Regressed | Verdict::Improved) { "beyond" } else { "within" },
-        threshold * 100.0
-    );
-    Some(FamilyVerdict {
+    let mut v = FamilyVerdict {
         family: family.to_string(),
         level: rule.level,
-        verdict,
+        verdict: verdict_by(worse_by, threshold, rule.minimum),
         worse_by,
         threshold,
         spread,
         df,
         metrics: changes.len(),
         reference_n,
-        reason,
-    })
+        reason: String::new(),
+    };
+    v.reason = format!("{} (median of {} metrics) against {evidence}: {}", v.change_text(), v.metrics, v.limit_text());
+    Some(v)
+}
+
+/// The verdict on a family worse by `worse_by` (a factor minus one), as
+/// [`super::decide`]'s rule for a metric: REGRESSED beyond the threshold, IMPROVED beyond its
+/// inverse, INCONCLUSIVE beyond the minimum effect. Compared in the factor-minus-one form the
+/// family's change is computed in: `1 + worse_by` rounds, and a change of exactly the minimum
+/// effect (the calibration's 2 % shift) would fall on the other side.
+fn verdict_by(worse_by: f64, threshold: f64, minimum: f64) -> Verdict {
+    if worse_by > threshold {
+        Verdict::Regressed
+    } else if worse_by < 1.0 / (1.0 + threshold) - 1.0 {
+        Verdict::Improved
+    } else if worse_by.abs() > minimum {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Pass
+    }
 }
 
 fn mean_square(v: &[f64]) -> f64 {

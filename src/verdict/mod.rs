@@ -35,6 +35,7 @@ mod comparable;
 mod compare;
 mod contamination;
 pub mod corpus;
+mod decide;
 mod facts;
 mod family;
 mod gate;

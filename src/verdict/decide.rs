@@ -1,0 +1,183 @@
+//! One metric's verdict from what [`super::compare`] assessed: the change against the
+//! threshold, the verdict of its family as a whole, and the validity gates.
+
+use super::family::{FamilyVerdict, Member};
+use super::gate::ClockScaling;
+use super::level::{self, Level};
+use super::{MetricVerdict, Verdict};
+use crate::results::Better;
+
+/// How the gate judged the pair of sides.
+#[derive(Debug, Clone)]
+pub(super) enum Gate {
+    /// Nothing to worry about.
+    Clean,
+    /// Clock-normalised values are compared, because of `0`.
+    Normalized(String),
+    /// A side throttled as a whole (`0` says which and why) and no normalised values exist.
+    Throttled(String),
+    /// The clocks differ: `0` is the new side's clock over the baseline's. A verdict must
+    /// exceed the threshold even after allowing the whole clock difference in the direction
+    /// the metric's unit can follow ([`ClockScaling`]). `1` describes the clocks.
+    Clock(f64, String),
+}
+
+/// What the verdict of one metric is decided from.
+#[derive(Debug, Clone)]
+pub(super) struct Stats {
+    pub(super) ratio: f64,
+    /// Minimum effect.
+    pub(super) minimum: f64,
+    /// Threshold: the minimum effect or the prediction band, whichever is wider.
+    pub(super) threshold: f64,
+    pub(super) level: Level,
+    /// Reference values (runs or cards).
+    pub(super) k: usize,
+    pub(super) gate: Gate,
+    /// Why an SM-clock verdict cannot rule out a clock change (no kernel clock on a side).
+    pub(super) no_kernel_clock: Option<String>,
+    pub(super) excluded_note: Option<String>,
+    /// A class comparison of a metric on which the class's cards fall in groups.
+    pub(super) cards_in_groups: bool,
+    /// What the band was computed from, to compute it again with a moderated spread.
+    pub(super) band: BandInputs,
+    /// The metric's share in its family's verdict ([`super::family`]), where its gate
+    /// leaves the values as measured (no throttling, clocks within the tolerance).
+    pub(super) family_member: Option<Member>,
+}
+
+/// The inputs of [`level::band`] for one metric, and the band they gave unmoderated.
+#[derive(Debug, Clone)]
+pub(super) struct BandInputs {
+    pub(super) family: String,
+    pub(super) reference: level::Reference,
+    pub(super) n_new: usize,
+    pub(super) floor: f64,
+    pub(super) runs: usize,
+    pub(super) band_factor: f64,
+    pub(super) spread: f64,
+    /// Degrees of freedom of `spread`.
+    pub(super) df: f64,
+    /// The metric has a measured spread of its own in the configuration: not moderated.
+    pub(super) own_spread: bool,
+}
+
+/// The verdict from the change, the threshold, the family's verdict and the gates.
+///
+/// A metric within its own band but beyond the minimum effect takes the verdict of its family
+/// when the family as a whole moved the same way ([`super::family`]); so does one whose class's cards
+/// fall in groups on it, which alone is INCONCLUSIVE at most.
+pub(super) fn decide(mut r: MetricVerdict, st: &Stats, family: Option<&FamilyVerdict>) -> MetricVerdict {
+    // "Worse" factor: > 1 means worse, whatever the metric's direction.
+    let worse = match r.better {
+        Better::Lower => st.ratio,
+        Better::Higher => 1.0 / st.ratio,
+    };
+    let bound = 1.0 + st.threshold;
+    let min_bound = 1.0 + st.minimum;
+    let mut verdict = verdict_of(worse, st.threshold, st.minimum);
+    let unit = st.level.unit();
+    let against = format!("{} {unit}{}", st.k, if st.k == 1 { "" } else { "s" });
+    let change = format!("{:+.2}% vs {against} ({})", (st.ratio - 1.0) * 100.0, st.level.label());
+    // The bound on the side of the change: a ratio beyond 1 + t or below 1 / (1 + t), so a
+    // fall of 8.3 % already passes a threshold of 9 %.
+    let edge = if st.ratio < 1.0 { 1.0 / (1.0 + st.threshold) - 1.0 } else { st.threshold };
+    let limit = if st.threshold > st.minimum {
+        format!("{:+.1}% (minimum ±{:.1}%, widened by the {unit}-to-{unit} spread)", edge * 100.0, st.minimum * 100.0)
+    } else {
+        format!("{:+.1}%", edge * 100.0)
+    };
+    let mut reason = match verdict {
+        Verdict::Regressed | Verdict::Improved => format!("{change} beyond {limit}"),
+        Verdict::Pass => format!("{change} within {limit}"),
+        _ => format!("{change}: beyond the minimum effect but within {limit}"),
+    };
+    let own_decision = matches!(verdict, Verdict::Regressed | Verdict::Improved);
+    let family = family.filter(|f| f.decided());
+    let moved_with_family = family.is_some_and(|f| match f.verdict {
+        Verdict::Regressed => worse > min_bound,
+        Verdict::Improved => worse < 1.0 / min_bound,
+        _ => false,
+    });
+    let mut by_family = false;
+    if let (false, true, Some(f)) = (own_decision, moved_with_family, family) {
+        reason = format!(
+            "{change}: beyond the minimum effect ±{:.1}% though within the spread of healthy cards ({:+.1}%), and {}",
+            st.minimum * 100.0,
+            edge * 100.0,
+            f.summary()
+        );
+        verdict = f.verdict;
+        by_family = true;
+    }
+    let decided = matches!(verdict, Verdict::Regressed | Verdict::Improved);
+    if decided && st.level == Level::OtherCard {
+        reason = format!("the baseline holds one other card, between-card spread unknown: {reason}");
+        verdict = Verdict::Inconclusive;
+    }
+    if decided && st.cards_in_groups && !by_family {
+        match family.filter(|f| moved_with_family && f.verdict == verdict) {
+            Some(f) => {
+                reason = format!("{reason}; cards of this class fall in groups on this metric, and {}", f.summary())
+            }
+            None => {
+                reason = format!("cards of this class fall in groups on this metric (gpubench.toml): {reason}");
+                verdict = Verdict::Inconclusive;
+            }
+        }
+    }
+    // A verdict carried by the family only needs the minimum effect beyond the clock's reach.
+    let bound = if by_family { min_bound } else { bound };
+    match &st.gate {
+        Gate::Clean => {}
+        Gate::Normalized(why) => reason = format!("clock-normalised ({why}): {reason}"),
+        Gate::Throttled(why) => {
+            if verdict != Verdict::Pass {
+                reason = format!("{why}, no clock-normalised values: {reason}");
+                verdict = Verdict::Inconclusive;
+            } else {
+                reason = format!("{reason}; {why}");
+            }
+        }
+        Gate::Clock(ratio, why) => {
+            let (worsening, improvement) = ClockScaling::of_unit(&r.unit).explains(*ratio);
+            let holds = match verdict {
+                Verdict::Regressed => worse / worsening > bound,
+                Verdict::Improved => worse * improvement < 1.0 / bound,
+                _ => true,
+            };
+            if !holds {
+                reason = format!("{why} could explain {}: {reason}", verdict.label());
+                verdict = Verdict::Inconclusive;
+            }
+        }
+    }
+    if let Some(why) = &st.no_kernel_clock
+        && matches!(verdict, Verdict::Regressed | Verdict::Improved)
+    {
+        reason = format!("{why}: {reason}");
+        verdict = Verdict::Inconclusive;
+    }
+    if let Some(note) = &st.excluded_note {
+        reason = format!("{reason}; {note}");
+    }
+    r.verdict = verdict;
+    r.reason = reason;
+    r
+}
+
+/// The verdict on a change by the factor `worse` (above 1 worse, whatever the direction of
+/// the metric): REGRESSED beyond `1 + threshold`, IMPROVED below its inverse, INCONCLUSIVE
+/// beyond the minimum effect either way, else PASS.
+fn verdict_of(worse: f64, threshold: f64, minimum: f64) -> Verdict {
+    let (bound, min_bound) = (1.0 + threshold, 1.0 + minimum);
+    if worse > bound {
+        Verdict::Regressed
+    } else if worse < 1.0 / bound {
+        Verdict::Improved
+    } else if worse > min_bound || worse < 1.0 / min_bound {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Pass
+    }
+}
