@@ -1,22 +1,24 @@
 //! The workspace configuration file, `gpubench.toml`: verdict thresholds, per-metric
 //! overrides, and where baselines live. Every key is optional; unknown keys are errors.
 //!
+//! Policy only: how sure a verdict must be and how large a change is worth reporting. Every
+//! measured spread comes from the baseline file ([`crate::verdict::noise`]), so a comparison
+//! gives the same verdicts with or without this file wherever it states the defaults.
+//!
 //! ```toml
 //! [verdict]
 //! threshold = 0.02        # minimum effect called REGRESSED or IMPROVED
-//! noise_factor = 1.0      # multiplies the run-level prediction band that widens it
-//! confidence = 0.99       # two-sided level of the run-level prediction interval
-//! spread_floor = 0.002    # floor of the run-to-run (or card-to-card) relative spread
-//! card_spread_floor = 0.01  # floor of the card-to-card spread in class comparisons
+//! confidence = 0.99       # two-sided level of the run-level prediction band
+//! max_detectable = 0.10   # a metric that cannot see a change this large is INSENSITIVE
 //! clock_tolerance = 0.01  # clock difference above which clock-normalised values are compared
 //! min_samples = 5         # fewest samples per side for a statistical verdict
 //! min_fact_confidence = 0.9
-//! seed = 0
+//! family_verdicts = "^atomics$"                            # families also judged as a whole
+//! same_card_family_verdicts = "^(atomics|access_patterns)$"
 //!
 //! [[verdict.metric]]      # first match wins; the pattern is a regex on "<benchmark>:<metric>"
 //! match = "latency/.*/32MiB:"
-//! threshold = 0.10
-//! gpu_class = "nvidia-h200"  # optional: only for GPU classes whose key contains this
+//! threshold = 0.10        # this metric's minimum effect
 //!
 //! [baseline]
 //! dir = "baselines"       # relative to this file
@@ -28,8 +30,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-#[cfg(test)]
-use crate::verdict::Scope;
 use crate::verdict::{KeyPattern, MetricOverride, Rule};
 
 /// File name looked up in the workspace (and its parents).
@@ -69,26 +69,52 @@ struct FileConfig {
     baseline: BaselineSection,
 }
 
+/// Keys of earlier versions that held measured spreads or widened bands: a verdict now learns
+/// every spread from the baseline's runs, and a configuration that still sets one is refused
+/// with this word rather than silently ignored.
+const LEARNED_NOW: &str = "spreads are learned from the baseline's runs now (README, \"Verdicts\"): remove it";
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VerdictSection {
     threshold: Option<f64>,
-    noise_factor: Option<f64>,
     confidence: Option<f64>,
-    spread_floor: Option<f64>,
-    card_spread_floor: Option<f64>,
+    max_detectable: Option<f64>,
     clock_tolerance: Option<f64>,
     min_samples: Option<usize>,
     min_fact_confidence: Option<f64>,
-    pool_run_spread: Option<bool>,
-    cycled_samples: Option<String>,
     family_verdicts: Option<String>,
     same_card_family_verdicts: Option<String>,
-    family_run_spread: Option<f64>,
-    family_run_spread_df: Option<f64>,
-    seed: Option<u64>,
     #[serde(default)]
     metric: Vec<MetricSection>,
+    // Keys of earlier versions, refused by name.
+    noise_factor: Option<toml::Value>,
+    spread_floor: Option<toml::Value>,
+    card_spread_floor: Option<toml::Value>,
+    pool_run_spread: Option<toml::Value>,
+    cycled_samples: Option<toml::Value>,
+    family_run_spread: Option<toml::Value>,
+    family_run_spread_df: Option<toml::Value>,
+    seed: Option<toml::Value>,
+}
+
+impl VerdictSection {
+    /// The first key of an earlier version that is set.
+    fn retired(&self) -> Option<&'static str> {
+        [
+            ("noise_factor", self.noise_factor.is_some()),
+            ("spread_floor", self.spread_floor.is_some()),
+            ("card_spread_floor", self.card_spread_floor.is_some()),
+            ("pool_run_spread", self.pool_run_spread.is_some()),
+            ("cycled_samples", self.cycled_samples.is_some()),
+            ("family_run_spread", self.family_run_spread.is_some()),
+            ("family_run_spread_df", self.family_run_spread_df.is_some()),
+            ("seed", self.seed.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, set)| *set)
+        .map(|(k, _)| k)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,14 +123,33 @@ struct MetricSection {
     #[serde(rename = "match")]
     pattern: String,
     threshold: Option<f64>,
-    noise_factor: Option<f64>,
-    card_spread: Option<f64>,
-    run_spread: Option<f64>,
-    run_spread_df: Option<f64>,
-    card_spread_df: Option<f64>,
-    card_spread_across_boards: Option<bool>,
-    cards_in_groups: Option<bool>,
-    gpu_class: Option<String>,
+    // Keys of earlier versions, refused by name.
+    noise_factor: Option<toml::Value>,
+    card_spread: Option<toml::Value>,
+    run_spread: Option<toml::Value>,
+    run_spread_df: Option<toml::Value>,
+    card_spread_df: Option<toml::Value>,
+    card_spread_across_boards: Option<toml::Value>,
+    cards_in_groups: Option<toml::Value>,
+    gpu_class: Option<toml::Value>,
+}
+
+impl MetricSection {
+    fn retired(&self) -> Option<&'static str> {
+        [
+            ("noise_factor", self.noise_factor.is_some()),
+            ("card_spread", self.card_spread.is_some()),
+            ("run_spread", self.run_spread.is_some()),
+            ("run_spread_df", self.run_spread_df.is_some()),
+            ("card_spread_df", self.card_spread_df.is_some()),
+            ("card_spread_across_boards", self.card_spread_across_boards.is_some()),
+            ("cards_in_groups", self.cards_in_groups.is_some()),
+            ("gpu_class", self.gpu_class.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, set)| *set)
+        .map(|(k, _)| k)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -148,44 +193,35 @@ impl Config {
             }
         })?;
         let v = file.verdict;
+        if let Some(key) = v.retired() {
+            return Err(bad(format!("[verdict] {key}: {LEARNED_NOW}")));
+        }
         let d = Rule::default();
         let mut overrides = Vec::new();
         for m in v.metric {
-            let mut o = MetricOverride::new(&m.pattern, m.threshold, m.noise_factor).map_err(bad)?;
-            o.card_spread = m.card_spread;
-            o.run_spread = m.run_spread;
-            o.run_spread_df = m.run_spread_df;
-            o.card_spread_df = m.card_spread_df;
-            o.card_spread_across_boards = m.card_spread_across_boards.unwrap_or(false);
-            o.cards_in_groups = m.cards_in_groups.unwrap_or(false);
-            o.gpu_class = m.gpu_class;
-            overrides.push(o);
+            if let Some(key) = m.retired() {
+                return Err(bad(format!("[[verdict.metric]] `{}`: {key}: {LEARNED_NOW}", m.pattern)));
+            }
+            let Some(threshold) = m.threshold else {
+                return Err(bad(format!("[[verdict.metric]] `{}` sets no threshold", m.pattern)));
+            };
+            overrides.push(MetricOverride::new(&m.pattern, threshold).map_err(bad)?);
         }
         let rule = Rule {
             threshold: v.threshold.unwrap_or(d.threshold),
-            noise_factor: v.noise_factor.unwrap_or(d.noise_factor),
             confidence: v.confidence.unwrap_or(d.confidence),
-            spread_floor: v.spread_floor.unwrap_or(d.spread_floor),
-            card_spread_floor: v.card_spread_floor.unwrap_or(d.card_spread_floor),
+            max_detectable: v.max_detectable.unwrap_or(d.max_detectable),
+            spread_floor: d.spread_floor,
             clock_tolerance: v.clock_tolerance.unwrap_or(d.clock_tolerance),
             min_samples: v.min_samples.unwrap_or(d.min_samples),
             min_fact_confidence: v.min_fact_confidence.unwrap_or(d.min_fact_confidence),
-            pool_run_spread: v.pool_run_spread.unwrap_or(d.pool_run_spread),
-            seed: v.seed.unwrap_or(d.seed),
             overrides,
-            cycled_samples: v.cycled_samples.as_deref().map(KeyPattern::new).transpose().map_err(bad)?,
-            // An empty pattern turns family verdicts off.
             family_verdicts: family_pattern(v.family_verdicts.as_deref(), &d.family_verdicts).map_err(bad)?,
             same_card_family_verdicts: family_pattern(
                 v.same_card_family_verdicts.as_deref(),
                 &d.same_card_family_verdicts,
             )
             .map_err(bad)?,
-            family_run_spread: match (v.family_run_spread, v.family_run_spread_df) {
-                (Some(s), Some(df)) => Some((s, df)),
-                (None, None) => None,
-                _ => return Err(bad("family_run_spread and family_run_spread_df go together".to_string())),
-            },
         };
         rule.validate().map_err(bad)?;
         let max_runs = file.baseline.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
@@ -232,26 +268,11 @@ mod tests {
         let text = r#"
 [verdict]
 threshold = 0.03
-spread_floor = 0.001
-pool_run_spread = true
-cycled_samples = "^atomics/contention:"
+max_detectable = 0.08
 
 [[verdict.metric]]
 match = "latency/.*/32MiB:"
 threshold = 0.1
-
-[[verdict.metric]]
-match = "^cache:"
-run_spread = 0.01
-run_spread_df = 19
-card_spread = 0.02
-
-[[verdict.metric]]
-match = "^dram:"
-card_spread = 0.02
-card_spread_df = 3
-card_spread_across_boards = true
-cards_in_groups = true
 
 [baseline]
 dir = "ci/baselines"
@@ -259,22 +280,9 @@ max_runs = 3
 "#;
         let c = Config::parse(text, Path::new("/w/gpubench.toml")).unwrap();
         assert_eq!(c.rule.threshold, 0.03);
-        assert_eq!(c.rule.spread_floor, 0.001);
-        assert!(c.rule.pool_run_spread);
-        assert!(!Config::parse("", Path::new("/w/gpubench.toml")).unwrap().rule.pool_run_spread);
-        assert_eq!(c.rule.for_metric("latency/ca/32MiB:ns_per_access"), (0.1, 1.0));
-        let prior = c.rule.measured_prior("cache:reused", Scope::SameCard).unwrap();
-        assert!((prior.s0_sq - 1e-4).abs() < 1e-12 && prior.d0 == 19.0, "{prior:?}");
-        assert_eq!(c.rule.measured_prior("cache:reused", Scope::Class), None, "no card_spread_df");
-        assert_eq!(c.rule.measured_prior("latency/ca/32MiB:x", Scope::SameCard), None);
-        // A card spread measured across boards serves a class taken whole, not one split by board.
-        assert!(c.rule.measured_prior("dram:latency", Scope::Class).is_some());
-        assert_eq!(c.rule.measured_prior("dram:latency", Scope::ClassByBoard), None);
-        assert_eq!(c.rule.card_floor("dram:latency", true), c.rule.card_spread_floor);
-        assert_eq!(c.rule.card_floor("dram:latency", false), 0.02);
-        assert!(c.rule.cards_in_groups("dram:latency") && !c.rule.cards_in_groups("cache:reused"));
-        assert!(c.rule.cycled_samples("atomics/contention:k=1024") && !c.rule.cycled_samples("latency/ca/32MiB:x"));
-        // Families judged as a whole: atomics unless the file says otherwise; "" for none.
+        assert_eq!(c.rule.max_detectable, 0.08);
+        assert_eq!(c.rule.minimum_for("latency/ca/32MiB:ns_per_access"), 0.1);
+        assert_eq!(c.rule.minimum_for("latency/ca/4MiB:ns_per_access"), 0.03);
         let (class, same) = (Level::Class, Level::SameCard);
         assert!(c.rule.family_verdict("atomics", class) && !c.rule.family_verdict("access_patterns", class));
         assert!(c.rule.family_verdict("access_patterns", same) && !c.rule.family_verdict("l2_bandwidth", same));
@@ -294,18 +302,22 @@ max_runs = 3
             ("[verdict]\nthreshhold = 0.02\n", "line 2: unknown field `threshhold`"),
             ("[verdict]\nthreshold = \"2%\"\n", "line 2"),
             ("[verdict]\nthreshold = 2.0\n", "threshold = 2 is outside"),
-            ("[[verdict.metric]]\nmatch = \"(\"\n", "bad pattern `(`"),
-            ("[verdict]\ncycled_samples = \"[\"\n", "bad pattern `[`"),
+            ("[[verdict.metric]]\nmatch = \"(\"\nthreshold = 0.1\n", "bad pattern `(`"),
+            ("[[verdict.metric]]\nmatch = \"x\"\n", "`x` sets no threshold"),
             ("[verdict]\nfamily_verdicts = \"(\"\n", "bad pattern `(`"),
-            ("[verdict]\nfamily_run_spread = 0.001\n", "family_run_spread and family_run_spread_df go together"),
-            (
-                "[verdict]\nfamily_run_spread = 0.001\nfamily_run_spread_df = 0.5\n",
-                "family_run_spread_df = 0.5 is outside",
-            ),
             ("[verdict\n", "line 1"),
             ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
-            ("[[verdict.metric]]\nmatch = \"x\"\nrun_spread_df = 4\n", "run_spread_df of `x` needs a run_spread"),
-            ("[[verdict.metric]]\nmatch = \"x\"\ncard_spread = 0.01\ncard_spread_df = 0.5\n", "card_spread_df of `x`"),
+            // Settings under which nothing can fail are refused.
+            ("[verdict]\nmax_detectable = 0.001\n", "max_detectable = 0.001 is outside"),
+            ("[verdict]\nclock_tolerance = 0.9\n", "clock_tolerance = 0.9 is outside"),
+            ("[verdict]\nmin_samples = 100000\n", "min_samples = 100000 is outside"),
+            // Measured values of earlier versions are refused by name.
+            ("[verdict]\nnoise_factor = 99\n", "noise_factor: spreads are learned"),
+            ("[verdict]\nspread_floor = 0.6\n", "spread_floor: spreads are learned"),
+            ("[verdict]\nfamily_run_spread = 0.001\n", "family_run_spread: spreads are learned"),
+            ("[[verdict.metric]]\nmatch = \"x\"\nrun_spread = 0.01\n", "`x`: run_spread: spreads are learned"),
+            ("[[verdict.metric]]\nmatch = \"x\"\ncards_in_groups = true\n", "cards_in_groups: spreads are learned"),
+            ("[[verdict.metric]]\nmatch = \"x\"\ngpu_class = \"h100\"\n", "gpu_class: spreads are learned"),
         ];
         for (text, expect) in cases {
             let e = Config::parse(text, Path::new("gpubench.toml")).unwrap_err();

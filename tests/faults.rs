@@ -235,11 +235,11 @@ fn metrics_measured_beside_another_process_are_inconclusive_with_the_process_nam
     let rule = Rule::default();
     // Unlisted, the slowdown reads as regressions: the test data can fail.
     let blind = [disturbed(false)];
-    let c = compare(Side { label: "b", runs: &base }, Side { label: "n", runs: &blind }, &rule).unwrap();
+    let c = compare(Side::of("b", &base), Side::of("n", &blind), &rule).unwrap();
     assert!(c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).count() > 10);
     // Listed: 0 REGRESSED, every metric INCONCLUSIVE and naming the process.
     let seen = [disturbed(true)];
-    let c = compare(Side { label: "b", runs: &base }, Side { label: "n", runs: &seen }, &rule).unwrap();
+    let c = compare(Side::of("b", &base), Side::of("n", &seen), &rule).unwrap();
     assert!(!c.metrics.is_empty());
     for m in &c.metrics {
         assert_eq!(m.verdict, Verdict::Inconclusive, "{}:{}", m.benchmark, m.metric);
@@ -251,7 +251,7 @@ fn metrics_measured_beside_another_process_are_inconclusive_with_the_process_nam
     }
     assert_eq!(c.exit_code(), exit::OK);
     // A baseline measured beside another process cannot judge a clean run either.
-    let c = compare(Side { label: "b", runs: &seen }, Side { label: "n", runs: &base }, &rule).unwrap();
+    let c = compare(Side::of("b", &seen), Side::of("n", &base), &rule).unwrap();
     assert!(c.metrics.iter().all(|m| m.verdict == Verdict::Inconclusive && m.reason.starts_with("baseline: another")));
 }
 

@@ -164,7 +164,7 @@ fn exercise(file: &Path, good: &[ResultsDocument], store: &Store, rule: &Rule, a
     }
     // compare in both directions, every report format
     for (old, new) in [(good, &runs[..]), (&runs[..], good)] {
-        if let Ok(c) = compare(Side { label: "old", runs: old }, Side { label: "new", runs: new }, rule) {
+        if let Ok(c) = compare(Side::of("old", old), Side::of("new", new), rule) {
             let _ = verdict_report(&c, TableOptions { color: false, all: true });
             let _ = (markdown(&c), junit(&c), comparison_json(&c), c.exit_code());
         }

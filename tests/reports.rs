@@ -45,8 +45,8 @@ fn comparison() -> Comparison {
     }
     let (old, new) = (vec![old], vec![new]);
     compare(
-        Side { label: "baselines/nvidia-h200-cc90-132sm-140gib.json", runs: &old },
-        Side { label: "this run", runs: &new },
+        Side::of("baselines/nvidia-h200-cc90-132sm-140gib.json", &old),
+        Side::of("this run", &new),
         &Rule::default(),
     )
     .unwrap()

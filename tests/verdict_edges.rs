@@ -31,7 +31,7 @@ fn on_card(doc: &ResultsDocument, uuid: &str, factor: f64) -> ResultsDocument {
 }
 
 fn judge(old: &[ResultsDocument], new: &[ResultsDocument]) -> Comparison {
-    compare(Side { label: "old", runs: old }, Side { label: "new", runs: new }, &Rule::default()).unwrap()
+    compare(Side::of("old", old), Side::of("new", new), &Rule::default()).unwrap()
 }
 
 #[test]

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
 
 fn fixture(name: &str) -> PathBuf {
@@ -65,7 +67,8 @@ fn identical_runs_compare_clean() {
     assert_exit(&o, 0);
     let out = stdout(&o);
     assert!(out.contains("stack:    same stack: driver 580.159.04, CUDA 13.0, NVRTC 13.0"), "{out}");
-    assert!(out.ends_with("verdicts: 0 REGRESSED, 0 IMPROVED, 0 INCONCLUSIVE, 42 PASS of 42\n"), "{out}");
+    assert!(out.contains("\nverdicts: 0 REGRESSED, 0 IMPROVED, 0 INCONCLUSIVE, 42 PASS of 42\n"), "{out}");
+    assert!(out.ends_with("\n") && out.contains("\ndetects:  judged to "), "{out}");
 }
 
 #[test]
@@ -327,4 +330,27 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .unwrap()
+}
+
+/// A comparison needs the baseline file and nothing else: `compare --json` prints the same
+/// bytes from the repository (its gpubench.toml states the defaults) and from a folder with no
+/// configuration, for a same-card and a class comparison.
+#[test]
+fn the_same_baseline_gives_the_same_verdicts_from_any_folder() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();
+    let baseline = repo.join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz");
+    let elsewhere = tempfile::tempdir().unwrap();
+    // A run of a card of the baseline (same card) and one of a card it does not hold (class).
+    let same = elsewhere.path().join("same.json");
+    let runs: serde_json::Value =
+        serde_json::from_reader(flate2::read::GzDecoder::new(std::fs::File::open(&baseline).unwrap())).unwrap();
+    std::fs::write(&same, serde_json::to_vec(&runs["runs"][0]).unwrap()).unwrap();
+    let other = common::recorded_h100_default(elsewhere.path(), "other.json");
+    for new in [&same, &other] {
+        let args = ["compare", baseline.to_str().unwrap(), new.to_str().unwrap(), "--json"];
+        let (here, there) = (run(&repo, &args), run(elsewhere.path(), &args));
+        assert_eq!(here.status.code(), there.status.code());
+        assert!(!stdout(&here).is_empty(), "{}", stderr(&here));
+        assert!(stdout(&here) == stdout(&there), "verdict JSON differs between folders for {}", new.display());
+    }
 }

@@ -11,7 +11,11 @@ use crate::results::{
     BenchmarkResult, Better, ClockDomain, GpuClass, KernelProvenance, RESULTS_SCHEMA, ResultsDocument, Settings, Stack,
     Summary, parse_json,
 };
-use crate::verdict::run_kernels;
+use crate::verdict::{NoiseModel, run_kernels};
+
+/// Level of the test that a metric's spread is not described by its family's prior, when a
+/// baseline learns its noise model: the rule's default confidence.
+pub const LEARN_CONFIDENCE: f64 = 0.99;
 
 /// Schema tag of [`Baseline`]; readers refuse any other.
 pub const BASELINE_SCHEMA: &str = "gpubench.baseline/1";
@@ -39,6 +43,11 @@ pub struct Baseline {
     pub metrics: Vec<BaselineMetric>,
     /// What NVML and the kernels' clocks saw over all runs.
     pub telemetry: TelemetrySummary,
+    /// What the runs say of their own noise: run-to-run and between-card spreads per metric,
+    /// the families' priors ([`crate::verdict::noise`]). Verdicts take every spread from here.
+    /// Files written before it existed have none: it is then learned from `runs` as read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseModel>,
     /// The runs themselves, oldest first: every sample, clock reading and telemetry record.
     pub runs: Vec<ResultsDocument>,
 }
@@ -102,12 +111,25 @@ impl Baseline {
             kernels: run_kernels(newest).into_values().collect(),
             metrics: metric_summaries(&runs),
             telemetry: telemetry_summary(&runs),
+            noise: Some(crate::verdict::noise::learn(&runs, None, LEARN_CONFIDENCE)),
             runs,
         };
         for run in &baseline.runs {
             baseline.accepts(run).map_err(Error::Usage)?;
         }
         Ok(baseline)
+    }
+
+    /// Learns the noise model again from the runs, with `prior` (a class baseline's model) as
+    /// the prior of the run-to-run spreads: a per-card baseline of a few runs borrows how far
+    /// runs of each metric stray from the class's many runs.
+    pub fn learn_with_prior(&mut self, prior: Option<&NoiseModel>) {
+        self.noise = Some(crate::verdict::noise::learn(&self.runs, prior, LEARN_CONFIDENCE));
+    }
+
+    /// The noise model verdicts use: the stored one, or one learned from the runs.
+    pub fn noise_model(&self) -> NoiseModel {
+        self.noise.clone().unwrap_or_else(|| crate::verdict::noise::learn(&self.runs, None, LEARN_CONFIDENCE))
     }
 
     /// The key this baseline is stored under.

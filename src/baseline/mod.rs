@@ -48,6 +48,15 @@ impl RunsFile {
         Ok(file)
     }
 
+    /// The noise model of a baseline file ([`Baseline::noise_model`]); `None` for a results
+    /// file, whose noise a comparison learns from its runs.
+    pub fn noise_model(&self) -> Option<crate::verdict::NoiseModel> {
+        match self {
+            RunsFile::Baseline(b) => Some(b.noise_model()),
+            RunsFile::Results(_) => None,
+        }
+    }
+
     /// Parses a results or baseline file's bytes (`path` names them in errors).
     fn parse(path: &Path, bytes: &[u8]) -> Result<Self> {
         #[derive(serde::Deserialize)]

@@ -119,7 +119,7 @@ impl Store {
             }
             _ => runs,
         };
-        let baseline = Baseline::from_runs(key, all_runs, now_unix_s)?;
+        let baseline = self.with_class_prior(key, Baseline::from_runs(key, all_runs, now_unix_s)?);
         let refused =
             |why: String| Error::data(&path, format!("refused to save: {why}; the baseline was left as it is"));
         check_baseline(&baseline).map_err(refused)?;
@@ -137,6 +137,18 @@ impl Store {
             Ok(())
         })?;
         Ok((path, baseline))
+    }
+
+    /// A per-card baseline learns its run-to-run spreads with the class baseline of the same
+    /// folder (when there is a readable one) as their prior; other baselines are as learned.
+    fn with_class_prior(&self, key: &BaselineKey, mut baseline: Baseline) -> Baseline {
+        if key.uuid.is_some() {
+            let class = BaselineKey { class: key.class.clone(), uuid: None, name: None };
+            if let Ok(Some((_, c))) = self.load(&class) {
+                baseline.learn_with_prior(Some(&c.noise_model()));
+            }
+        }
+        baseline
     }
 
     /// Every `*.json` and `*.json.gz` file of the folder (hidden and temporary files skipped),

@@ -49,16 +49,15 @@ impl Default for FleetRule {
 }
 
 impl FleetRule {
-    /// MAD floor of the metric `key`, relative to the class median: [`FleetRule::mad_floor`], or
-    /// the between-card spread floor the verdict rule sets for the metric (gpubench.toml
-    /// `card_spread`, a standard deviation, turned into a MAD), whichever is larger.
-    pub fn mad_floor_for(&self, key: &str) -> f64 {
-        self.mad_floor.max(self.verdict.card_floor(key, false) / 1.4826)
+    /// MAD floor of the metric `key`, relative to the class median: [`FleetRule::mad_floor`]
+    /// (the cards' own spread is measured from the fleet itself).
+    pub fn mad_floor_for(&self, _key: &str) -> f64 {
+        self.mad_floor
     }
 
     /// The minimum relative effect of metric `key` ("<benchmark id>:<metric>").
     pub fn min_effect_for(&self, key: &str) -> f64 {
-        self.min_effect.max(self.verdict.for_metric(key).0)
+        self.min_effect.max(self.verdict.minimum_for(key))
     }
 }
 

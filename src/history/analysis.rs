@@ -117,7 +117,7 @@ pub fn analyse(
             let centre = crate::stats::median(&values).unwrap_or(0.0).abs();
             let noise_rel = if centre > 0.0 { seg.sigma / centre } else { 0.0 };
             let key = format!("{}:{}", s.key.benchmark, s.key.metric);
-            let min_effect = rule.map_or(params.min_effect, |r| r.for_metric(&key).0.max(params.min_effect));
+            let min_effect = rule.map_or(params.min_effect, |r| r.minimum_for(&key).max(params.min_effect));
             let change_points = if values.len() >= params.min_runs {
                 annotate(&s, &seg, &runs, min_effect, params.recent)
             } else {

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::report::{comparison_json, junit, markdown};
 use crate::results::{GpuIdentity, ResultsDocument, write_atomic};
-use crate::verdict::{Comparison, Side, check_comparable, compare};
+use crate::verdict::{Comparison, NoiseModel, Side, check_comparable, compare};
 
 use super::Observer;
 
@@ -109,6 +109,8 @@ pub struct Judge {
     store: Store,
     /// Label, runs, and the card a per-card baseline is for.
     baseline: Option<(String, Vec<ResultsDocument>, Option<String>)>,
+    /// What the baseline learned of its noise.
+    noise: Option<NoiseModel>,
     save_key: Option<BaselineKey>,
     append: bool,
 }
@@ -119,7 +121,10 @@ impl Judge {
     pub fn prepare(req: &JudgeRequest, gpu: &GpuIdentity, root: &Path, obs: &mut dyn Observer) -> Result<Judge> {
         let config = req.place.config(root)?;
         let store = req.place.store(&config, root);
-        let baseline = if req.no_baseline { None } else { read_baseline(req, gpu, &store, obs)? };
+        let (baseline, noise) = match if req.no_baseline { None } else { read_baseline(req, gpu, &store, obs)? } {
+            Some((label, runs, per_card, noise)) => (Some((label, runs, per_card)), noise),
+            None => (None, None),
+        };
         // Refuse another card or class before minutes of measuring.
         if let Some((_, runs, per_card)) = &baseline {
             check_comparable(per_card.as_deref(), runs, gpu, req.allow_other_class)?;
@@ -132,14 +137,15 @@ impl Judge {
             }
             None => None,
         };
-        Ok(Judge { config, store, baseline, save_key, append: req.append })
+        Ok(Judge { config, store, baseline, noise, save_key, append: req.append })
     }
 
     /// Compares `doc` with the baseline, when there is one.
     pub fn compare(&self, doc: &ResultsDocument) -> Result<Option<Comparison>> {
         let Some((label, runs, _)) = &self.baseline else { return Ok(None) };
         let current = [doc.clone()];
-        compare(Side { label, runs }, Side { label: "this run", runs: &current }, &self.config.rule).map(Some)
+        let side = Side { label, runs, noise: self.noise.as_ref() };
+        compare(side, Side::of("this run", &current), &self.config.rule).map(Some)
     }
 
     /// Saves `doc` as a baseline when asked.
@@ -163,7 +169,7 @@ fn read_baseline(
     gpu: &GpuIdentity,
     store: &Store,
     obs: &mut dyn Observer,
-) -> Result<Option<(String, Vec<ResultsDocument>, Option<String>)>> {
+) -> Result<Option<(String, Vec<ResultsDocument>, Option<String>, Option<NoiseModel>)>> {
     match req.baseline.as_deref() {
         Some(file) if is_file_argument(file) => {
             let read = RunsFile::read(Path::new(file))?;
@@ -171,12 +177,16 @@ fn read_baseline(
                 RunsFile::Baseline(b) => b.gpu_uuid.clone(),
                 RunsFile::Results(_) => None,
             };
-            Ok(Some((file.to_string(), read.into_runs(), per_card)))
+            let noise = read.noise_model();
+            Ok(Some((file.to_string(), read.into_runs(), per_card, noise)))
         }
         requested => {
             let key = BaselineKey::for_gpu(gpu, requested.filter(|n| !n.is_empty()), req.per_gpu)?;
             match store.load(&key)? {
-                Some((path, b)) => Ok(Some((shown(&path), b.runs, b.gpu_uuid))),
+                Some((path, b)) => {
+                    let noise = Some(b.noise_model());
+                    Ok(Some((shown(&path), b.runs, b.gpu_uuid, noise)))
+                }
                 None if requested.is_some() => Err(Error::Usage(format!(
                     "no {} in {} (`cargo gpubench baseline list` shows what there is)",
                     key.describe(),

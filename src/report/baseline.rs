@@ -62,45 +62,80 @@ pub fn baseline_report(b: &Baseline, label: &str, rule: &Rule, all: bool) -> Str
     out
 }
 
-/// Noise floor per family: how much the metrics scatter and the thresholds that follows.
+/// What the baseline learned per family: the typical and largest run-to-run and between-card
+/// spreads its verdicts use ([`crate::verdict::noise`]), and the minimum effect of `rule`.
 pub fn family_noise_table(b: &Baseline, rule: &Rule) -> Table {
-    let mut families: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    let model = b.noise_model();
+    let mut families: BTreeMap<&str, Vec<(Option<f64>, Option<f64>, f64)>> = BTreeMap::new();
     for m in &b.metrics {
-        let (threshold, factor) = rule.for_metric(&format!("{}:{}", m.benchmark, m.metric));
-        families.entry(&m.family).or_default().push((m.noise, threshold.max(factor * m.noise)));
+        let key = format!("{}:{}", m.benchmark, m.metric);
+        let s = model.spreads(&key, false).copied().unwrap_or_default();
+        let run = s.run_model.or(s.run).map(|x| x.sd);
+        let card = s.card_model.or(s.card).map(|x| x.sd);
+        families.entry(&m.family).or_default().push((run, card, rule.minimum_for(&key)));
     }
-    let mut t = table(vec!["family", "metrics", "median noise", "max noise", "median threshold", "max threshold"]);
+    let mut t = table(vec![
+        "family",
+        "metrics",
+        "median run spread",
+        "max run spread",
+        "median card spread",
+        "max card spread",
+        "minimum effect",
+    ]);
     for (family, v) in families {
-        let noise: Vec<f64> = v.iter().map(|x| x.0).collect();
-        let thr: Vec<f64> = v.iter().map(|x| x.1).collect();
-        let pct = |x: Option<f64>| x.map(|x| format!("{:.3}%", x * 100.0)).unwrap_or_else(|| "-".into());
-        let max = |x: &[f64]| x.iter().copied().reduce(f64::max);
+        let run: Vec<f64> = v.iter().filter_map(|x| x.0).collect();
+        let card: Vec<f64> = v.iter().filter_map(|x| x.1).collect();
+        let min: Vec<f64> = v.iter().map(|x| x.2).collect();
         t.add_row(vec![
             Cell::new(family),
             right(v.len().to_string()),
-            right(pct(crate::stats::median(&noise))),
-            right(pct(max(&noise))),
-            right(pct(crate::stats::median(&thr))),
-            right(pct(max(&thr))),
+            right(pct(crate::stats::median(&run))),
+            right(pct(max(&run))),
+            right(pct(crate::stats::median(&card))),
+            right(pct(max(&card))),
+            right(pct(crate::stats::median(&min))),
         ]);
     }
     t
 }
 
-/// One row per metric: median, noise and the threshold `rule` gives it.
+fn pct(x: Option<f64>) -> String {
+    x.map(|x| format!("{:.3}%", x * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+fn max(x: &[f64]) -> Option<f64> {
+    x.iter().copied().reduce(f64::max)
+}
+
+/// One row per metric: median, and the learned spreads with their degrees of freedom.
 pub fn metric_noise_table(b: &Baseline, rule: &Rule) -> Table {
-    let mut t = table(vec!["benchmark", "metric", "median", "unit", "n", "runs", "noise", "threshold"]);
+    let model = b.noise_model();
+    let mut t = table(vec![
+        "benchmark",
+        "metric",
+        "median",
+        "unit",
+        "runs",
+        "run spread (df)",
+        "card spread (df)",
+        "minimum effect",
+    ]);
+    let spread = |s: Option<crate::verdict::noise::Spread>| {
+        s.map(|s| format!("{:.3}% ({:.0})", s.sd * 100.0, s.df)).unwrap_or_else(|| "-".into())
+    };
     for m in &b.metrics {
-        let (threshold, factor) = rule.for_metric(&format!("{}:{}", m.benchmark, m.metric));
+        let key = format!("{}:{}", m.benchmark, m.metric);
+        let s = model.spreads(&key, false).copied().unwrap_or_default();
         t.add_row(vec![
             Cell::new(&m.benchmark),
             Cell::new(&m.metric),
             right(format_value(m.summary.median)),
             Cell::new(&m.unit),
-            right(m.summary.n.to_string()),
             right(m.run_medians.len().to_string()),
-            right(format!("{:.3}%", m.noise * 100.0)),
-            right(format!("{:.2}%", threshold.max(factor * m.noise) * 100.0)),
+            right(spread(s.run_model.or(s.run))),
+            right(spread(s.card_model.or(s.card))),
+            right(format!("{:.1}%", rule.minimum_for(&key) * 100.0)),
         ]);
     }
     t

@@ -14,19 +14,25 @@ pub fn calibration_markdown(c: &Calibration) -> String {
         c.cards.len(),
         cards.join(", ")
     ));
-    s.push_str("| A/A | comparisons | metric verdicts | REGRESSED | IMPROVED | INCONCLUSIVE | PASS |\n");
-    s.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    s.push_str(
+        "| A/A | comparisons | metric verdicts | REGRESSED | IMPROVED | INCONCLUSIVE | INSENSITIVE | PASS | detectable to 5 % | median detectable |\n",
+    );
+    s.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for l in [&c.same_card, &c.same_card_in_class, &c.class].into_iter().flatten() {
         let a = &l.aa;
-        let total = a.regressed + a.improved + a.inconclusive + a.pass + a.not_measured;
+        let total = a.regressed + a.improved + a.inconclusive + a.pass + a.not_measured + a.insensitive;
+        let d = &l.sensitivity;
         s.push_str(&format!(
-            "| {} | {} | {total} | {} | {} | {} | {} |\n",
+            "| {} | {} | {total} | {} | {} | {} | {} | {} | {:.1} % | {} |\n",
             title(l),
             l.comparisons,
             a.regressed,
             a.improved,
             a.inconclusive,
-            a.pass
+            a.insensitive,
+            a.pass,
+            100.0 * d.within_5_percent as f64 / d.judged.max(1) as f64,
+            d.median.map(|m| format!("{:.2} %", m * 100.0)).unwrap_or_else(|| "-".into())
         ));
     }
     for l in [&c.same_card, &c.same_card_in_class, &c.class].into_iter().flatten() {
@@ -38,6 +44,16 @@ pub fn calibration_markdown(c: &Calibration) -> String {
             l.power.iter().map(|r| {
                 (vec![r.class.label().to_string(), r.verdicts.to_string(), r.aa_not_pass.to_string()], &r.detected)
             }),
+        );
+        s.push_str(&format!(
+            "\nEach metric shifted alone (families' verdicts off), {} (share REGRESSED):\n\n",
+            title(l)
+        ));
+        shares_table(
+            &mut s,
+            &["class", "verdicts"],
+            &c.shifts,
+            l.single_metrics.iter().map(|r| (vec![r.class.label().to_string(), r.verdicts.to_string()], &r.detected)),
         );
         if !l.families.is_empty() {
             s.push_str("\nFamilies judged as a whole (share of comparisons in which the family was REGRESSED):\n\n");
@@ -125,7 +141,7 @@ const MISSED_SHOWN: usize = 12;
 fn title(l: &LevelCalibration) -> &'static str {
     match (l.level, l.baseline) {
         (crate::verdict::Level::Class, _) => "class, leave one card out",
-        (_, BaselineScope::Card) => "same card, leave one run out of the card's runs",
-        (_, BaselineScope::Class) => "same card, leave one run out of every card's runs, run spread pooled",
+        (_, BaselineScope::Card) => "same card, per-card baseline of the card's other runs (class prior)",
+        (_, BaselineScope::Class) => "same card, class baseline of every other run",
     }
 }

@@ -35,7 +35,8 @@ pub fn side_line(s: &SideInfo) -> String {
     format!("{} {uuid}, {runs} {}, profile {}", s.gpu.name, utc_time(s.created_unix_s), s.settings.profile)
 }
 
-/// "minimum effect ±2.0%, widened by 99% run-level prediction intervals (spread floor 0.2%)".
+/// "minimum effect ±2.0%, widened by 99% prediction bands from the baseline's learned
+/// spreads; insensitive above 10.0%".
 pub fn rule_line(c: &Comparison) -> String {
     let r = &c.rule;
     let overrides = match r.overrides.len() {
@@ -43,10 +44,10 @@ pub fn rule_line(c: &Comparison) -> String {
         n => format!(", {n} per-metric override{}", if n == 1 { "" } else { "s" }),
     };
     format!(
-        "minimum effect ±{:.1}%, widened by {:.0}% run-level prediction intervals (spread floor {:.1}%){overrides}",
+        "minimum effect ±{:.1}%, widened by {:.0}% prediction bands from the baseline's learned spreads; insensitive above {:.1}%{overrides}",
         r.threshold * 100.0,
         r.confidence * 100.0,
-        r.spread_floor * 100.0
+        r.max_detectable * 100.0
     )
 }
 

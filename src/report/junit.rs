@@ -27,14 +27,15 @@ pub fn junit(c: &Comparison) -> String {
             esc(family),
             metrics.len(),
             count(Verdict::Regressed),
-            count(Verdict::Inconclusive) + count(Verdict::NotMeasured)
+            count(Verdict::Inconclusive) + count(Verdict::NotMeasured) + count(Verdict::Insensitive)
         ));
         properties(&mut x, c);
         for m in metrics {
             let detail = format!(
-                "baseline {} {unit}, new {} {unit}",
+                "baseline {} {unit}, new {} {unit}, detects {}",
                 m.baseline.map(|s| format_value(s.median)).unwrap_or_else(|| "-".into()),
                 m.candidate.map(|s| format_value(s.median)).unwrap_or_else(|| "-".into()),
+                super::verdict_table::detectable_text(m),
                 unit = m.unit
             );
             case(&mut x, family, &m.key(), m.verdict, &m.reason, &detail);
@@ -74,6 +75,7 @@ fn properties(x: &mut String, c: &Comparison) {
     }
     prop("stack", &c.upgrade.stack_line());
     prop("code", &c.upgrade.kernels_line());
+    prop("detectable", &c.sensitivity().line());
     x.push_str("    </properties>\n");
 }
 
@@ -86,7 +88,7 @@ fn case(x: &mut String, family: &str, name: &str, verdict: Verdict, reason: &str
             esc(&message),
             esc(detail)
         )),
-        Verdict::Inconclusive | Verdict::NotMeasured => {
+        Verdict::Inconclusive | Verdict::NotMeasured | Verdict::Insensitive => {
             x.push_str(&format!(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", esc(&message)))
         }
         Verdict::Pass | Verdict::Improved => x.push_str(&format!(

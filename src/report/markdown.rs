@@ -2,7 +2,7 @@
 
 use super::header::{rule_line, utc_time};
 use super::table::format_value;
-use super::verdict_table::{change_text, sorted};
+use super::verdict_table::{change_text, detectable_text, sorted};
 use crate::verdict::{Comparison, MetricVerdict, Verdict};
 
 /// The whole Markdown report.
@@ -12,6 +12,7 @@ pub fn markdown(c: &Comparison) -> String {
     s.push_str(&format!("## gpubench: {status}\n\n"));
     s.push_str(&format!("**{}** of {} metrics and facts.\n\n", c.counts.line(), c.metrics.len() + c.facts.len()));
     s.push_str(&format!("Compared with a {}.\n\n", escape(&c.baseline_kind.describe())));
+    s.push_str(&format!("Detectable effects: {}.\n\n", c.sensitivity().line()));
 
     s.push_str("| | baseline | new |\n| --- | --- | --- |\n");
     let (b, n) = (&c.baseline, &c.candidate);
@@ -63,8 +64,8 @@ pub fn markdown(c: &Comparison) -> String {
 }
 
 fn metric_table(s: &mut String, metrics: &[&MetricVerdict]) {
-    s.push_str("| verdict | benchmark | metric | baseline | new | unit | change | why |\n");
-    s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: | --- |\n");
+    s.push_str("| verdict | benchmark | metric | baseline | new | unit | change | detects | why |\n");
+    s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- |\n");
     for m in metrics {
         let median =
             |x: Option<crate::verdict::SideStats>| x.map(|x| format_value(x.median)).unwrap_or_else(|| "-".into());
@@ -73,13 +74,14 @@ fn metric_table(s: &mut String, metrics: &[&MetricVerdict]) {
             v => format!("**{}**", v.label()),
         };
         s.push_str(&format!(
-            "| {verdict} | `{}` | `{}` | {} | {} | {} | {} | {} |\n",
+            "| {verdict} | `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n",
             escape(&m.benchmark),
             escape(&m.metric),
             median(m.baseline),
             median(m.candidate),
             escape(&m.unit),
             change_text(m),
+            detectable_text(m),
             escape(&m.reason)
         ));
     }

@@ -30,6 +30,7 @@ pub fn verdict_report(c: &Comparison, opts: TableOptions) -> String {
         out.push_str(&format!("({} PASS rows not shown; --all lists them)\n", c.counts.pass));
     }
     out.push_str(&format!("verdicts: {} of {total}\n", c.counts.line()));
+    out.push_str(&format!("detects:  {}\n", c.sensitivity().line()));
     out
 }
 
@@ -42,12 +43,12 @@ pub fn verdict_table(c: &Comparison, opts: TableOptions) -> Table {
     } else {
         t.force_no_tty();
     }
-    t.set_header(vec!["verdict", "benchmark", "metric", "baseline", "new", "unit", "change", "why"]);
+    t.set_header(vec!["verdict", "benchmark", "metric", "baseline", "new", "unit", "change", "detects", "why"]);
     let color = |v: Verdict| match v {
         Verdict::Regressed => Some(Color::Red),
         Verdict::Improved => Some(Color::Green),
         Verdict::Inconclusive => Some(Color::Yellow),
-        Verdict::NotMeasured => Some(Color::Magenta),
+        Verdict::NotMeasured | Verdict::Insensitive => Some(Color::Magenta),
         Verdict::Pass => None,
     };
     let verdict_cell = |v: Verdict| {
@@ -68,6 +69,7 @@ pub fn verdict_table(c: &Comparison, opts: TableOptions) -> Table {
             Cell::new(median(m.candidate)).set_alignment(CellAlignment::Right),
             Cell::new(&m.unit),
             Cell::new(change_text(m)).set_alignment(CellAlignment::Right),
+            Cell::new(detectable_text(m)).set_alignment(CellAlignment::Right),
             Cell::new(&m.reason),
         ]);
     }
@@ -83,6 +85,7 @@ pub fn verdict_table(c: &Comparison, opts: TableOptions) -> Table {
             Cell::new(show(&f.candidate)).set_alignment(CellAlignment::Right),
             Cell::new(&f.unit),
             Cell::new(""),
+            Cell::new(""),
             Cell::new(&f.reason),
         ]);
     }
@@ -92,6 +95,12 @@ pub fn verdict_table(c: &Comparison, opts: TableOptions) -> Table {
 /// "+3.02%", or "-" without a ratio.
 pub fn change_text(m: &MetricVerdict) -> String {
     m.change().map(|c| format!("{:+.2}%", c * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+/// "±2.3%": the smallest change the comparison catches nine times in ten; "-" where none was
+/// judged.
+pub fn detectable_text(m: &MetricVerdict) -> String {
+    m.detectable.map(|d| format!("±{:.1}%", d * 100.0)).unwrap_or_else(|| "-".into())
 }
 
 /// Metrics ordered by severity (REGRESSED, IMPROVED, INCONCLUSIVE, NOT MEASURED, PASS), stable

@@ -87,6 +87,16 @@ impl Boards {
     pub(crate) fn board_of(&self, uuid: &str) -> Option<&str> {
         self.by_uuid.get(uuid)?.as_deref()
     }
+
+    /// The candidate's board when every baseline card carries a board and none is of it: the
+    /// baseline cannot say how that board differs from the ones it holds (H200 boards of two
+    /// part numbers read DRAM-streaming loads 2-4 % apart), so a class comparison cannot tell
+    /// its offset from a change.
+    pub(crate) fn unseen(&self) -> Option<&str> {
+        let own = self.candidate.as_deref()?;
+        let all_known = !self.by_uuid.is_empty() && self.by_uuid.values().all(Option::is_some);
+        (all_known && !self.by_uuid.values().any(|b| b.as_deref() == Some(own))).then_some(own)
+    }
 }
 
 /// Whether the boards' card medians differ by more than their cards do within each board: a
@@ -118,7 +128,7 @@ fn boards_differ(by_board: &BTreeMap<&str, Vec<f64>>, confidence: f64) -> bool {
 mod tests {
     use super::*;
     use crate::verdict::level::tests::uuids;
-    use crate::verdict::level::{Level, band, reference};
+    use crate::verdict::level::{Learned, Level, band, reference};
 
     #[test]
     fn a_class_with_two_boards_is_judged_against_the_candidates_board() {
@@ -134,34 +144,35 @@ mod tests {
             candidate: board("Y"),
             confidence: 0.99,
         };
-        let r = reference(&medians, &ids, "G", false, &boards);
+        let r = reference(&medians, &ids, "G", &boards);
         assert_eq!((r.level, r.values.clone()), (Level::Class, vec![104.0, 104.4, 104.2]));
         let split = r.board.clone().unwrap();
         assert_eq!((split.part_number.as_str(), split.df), ("Y", 2));
         // The board's own cards around their mean: 0.2/104.2 twice and 0.
         let expect = (2.0 * (0.2f64 / 104.2).powi(2) / 2.0).sqrt();
         assert!((split.spread - expect).abs() < 1e-12, "{} vs {expect}", split.spread);
-        let b = band(&r, 1, 0.99, 0.002, 1, None).unwrap();
+        let b = band(&r, 1, 0.99, 0.002, Learned::default()).unwrap();
         assert!((b.center - 104.2).abs() < 1e-9 && b.spread == split.spread && b.df == 2.0 && b.k == 3, "{b:?}");
         // Taken whole, the two boards give a spread of 2.1 %: a band several times as wide.
-        let whole = reference(&medians, &ids, "G", false, &Boards::default());
-        let wide = band(&whole, 1, 0.99, 0.002, 1, None).unwrap();
+        let whole = reference(&medians, &ids, "G", &Boards::default());
+        let card = super::super::noise::Spread { sd: 0.021, df: 5.0 };
+        let wide = band(&whole, 1, 0.99, 0.002, Learned { run: None, card: Some(card) }).unwrap();
         assert!(wide.half_width > 2.0 * b.half_width, "{wide:?} vs {b:?}");
         // A board the baseline does not hold, a card without a board, or one board in all:
         // the class whole. Two cards of the board: the spread within both boards (3 df).
         boards.candidate = board("Z");
-        assert_eq!(reference(&medians, &ids, "G", false, &boards).board, None);
+        assert_eq!(reference(&medians, &ids, "G", &boards).board, None);
         boards.candidate = board("Y");
-        assert_eq!(reference(&medians[..5], &ids[..5], "G", false, &boards).board.map(|b| b.df), Some(3));
+        assert_eq!(reference(&medians[..5], &ids[..5], "G", &boards).board.map(|b| b.df), Some(3));
         boards.by_uuid.insert("C".into(), None);
-        assert_eq!(reference(&medians, &ids, "G", false, &boards).board, None);
+        assert_eq!(reference(&medians, &ids, "G", &boards).board, None);
         for u in ["C", "D", "E", "F"] {
             boards.by_uuid.insert(u.into(), board("X"));
         }
         boards.candidate = board("X");
-        assert_eq!(reference(&medians, &ids, "G", false, &boards).board, None);
+        assert_eq!(reference(&medians, &ids, "G", &boards).board, None);
         // A card of the baseline is judged against its own runs, whatever the boards.
-        assert_eq!(reference(&medians, &ids, "D", false, &boards).level, Level::SameCard);
+        assert_eq!(reference(&medians, &ids, "D", &boards).level, Level::SameCard);
     }
 
     #[test]
@@ -178,7 +189,7 @@ mod tests {
         };
         // DRAM latency follows the board: X near 670, Y near 694, cards within 0.1 %.
         let medians = [670.0, 670.6, 694.0, 694.4, 693.8];
-        let r = reference(&medians, &ids, "G", false, &boards);
+        let r = reference(&medians, &ids, "G", &boards);
         assert_eq!(r.values, vec![670.0, 670.6]);
         let split = r.board.clone().unwrap();
         // Within X (1 df) and within Y (2 df), each card around its board's mean.
@@ -189,13 +200,13 @@ mod tests {
         assert!((split.spread - (ss / 3.0).sqrt()).abs() < 1e-12, "{split:?}");
         // Boards that do not differ beyond their cards: the class whole, five cards.
         let mixed = [100.0, 102.0, 101.0, 100.5, 101.8];
-        let r = reference(&mixed, &ids, "G", false, &boards);
+        let r = reference(&mixed, &ids, "G", &boards);
         assert_eq!((r.board.clone(), r.values.len()), (None, 5));
         // One card of the candidate's board is no board mean: the class whole.
-        let r = reference(&medians[1..], &ids[1..], "G", false, &boards);
+        let r = reference(&medians[1..], &ids[1..], "G", &boards);
         assert_eq!((r.board.clone(), r.values.len()), (None, 4));
         // Two cards of each of two boards: 2 df within boards, enough.
-        let r = reference(&medians[..4], &ids[..4], "G", false, &boards);
+        let r = reference(&medians[..4], &ids[..4], "G", &boards);
         assert_eq!(r.board.map(|b| b.df), Some(2));
     }
 }

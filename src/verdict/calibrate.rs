@@ -1,12 +1,14 @@
 //! Calibration of the verdict rule on recorded runs: how often it cries wolf, and how much it
 //! catches.
 //!
+//! Every baseline learns its noise model from its own runs ([`super::noise`]), as a saved
+//! baseline would:
+//!
 //! - **Same card, leave one run out**: for every card with two or more runs, each run in turn
-//!   is the candidate and the card's other runs are the baseline (a per-card baseline).
-//! - **Same card in a class baseline, pooled**: likewise, but the baseline also holds every
-//!   other card's runs (a baseline of the fleet that includes the candidate's card) and the
-//!   run-to-run spread is pooled over every card (`pool_run_spread = true`, whatever the
-//!   rule's own setting), to show what pooling gains and costs.
+//!   is the candidate and the card's other runs are a per-card baseline, whose run-to-run
+//!   spreads take the other cards' runs (a class baseline without this card) as their prior.
+//! - **Same card in a class baseline**: likewise, but the baseline holds every other run of
+//!   every card (a class baseline that includes the candidate's card).
 //! - **Class, leave one card out**: for every card, when two or more other cards remain, each
 //!   of its runs in turn is the candidate and the other cards' runs are the baseline.
 //!
@@ -14,7 +16,9 @@
 //! per injected shift in [`SHIFTS`], every sample of every metric of the candidate run moved
 //! together in the bad direction (latency up by the shift, bandwidth down by it), which is
 //! what a real per-run change looks like. The power table is the share of metric verdicts that
-//! come out REGRESSED, per [`MetricClass`].
+//! come out REGRESSED, per [`MetricClass`]; the table of single metrics shifts them with the
+//! families' verdicts off, which is what a change of one metric alone meets (one metric does
+//! not move the median of its family).
 
 use std::collections::BTreeMap;
 
@@ -126,14 +130,34 @@ pub struct LevelCalibration {
     pub aa: Counts,
     /// A/A metrics that came out REGRESSED, with how often ("benchmark:metric" -> count).
     pub false_alarms: BTreeMap<String, usize>,
-    /// Detection power per metric class.
+    /// Detection power per metric class, every metric of the run shifted together.
     pub power: Vec<PowerRow>,
+    /// Detection power per metric class of each metric shifted alone (families' verdicts off).
+    pub single_metrics: Vec<PowerRow>,
+    /// The detectable effects the A/A comparisons stated.
+    pub sensitivity: Detectable,
     /// Metrics not REGRESSED in some comparison at the target shift of their class
     /// ([`MetricClass::target_shift`]; "benchmark:metric" -> comparisons missed, out of those
     /// that judged it).
     pub missed: BTreeMap<String, Missed>,
     /// Bench families judged as a whole ([`super::FamilyVerdict`]), by name.
     pub families: BTreeMap<String, FamilyPower>,
+}
+
+/// The detectable effects ([`super::MetricVerdict::detectable`]) of every metric verdict of the
+/// A/A comparisons of one level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detectable {
+    /// Metric verdicts with a detectable effect.
+    pub judged: usize,
+    /// Of them, at most 5 %.
+    pub within_5_percent: usize,
+    /// Their median.
+    pub median: Option<f64>,
+    /// The largest.
+    pub max: Option<f64>,
+    /// A/A verdicts INSENSITIVE.
+    pub insensitive: usize,
 }
 
 /// How a bench family judged as a whole fared over the comparisons of one level.
@@ -184,9 +208,8 @@ pub struct Calibration {
     /// Same-card leave-one-run-out calibration against the card's other runs, when a card has
     /// two or more runs.
     pub same_card: Option<LevelCalibration>,
-    /// Same-card leave-one-run-out calibration against every other run of every card, with the
-    /// run-to-run spread pooled over the cards, when there are two or more cards and a card has
-    /// two or more runs.
+    /// Same-card leave-one-run-out calibration against every other run of every card, when there
+    /// are two or more cards and a card has two or more runs.
     pub same_card_in_class: Option<LevelCalibration>,
     /// Leave-one-card-out calibration, when there are three or more cards.
     pub class: Option<LevelCalibration>,
@@ -239,11 +262,17 @@ pub fn calibrate(mut runs: Vec<(String, ResultsDocument)>, rule: &Rule) -> Resul
         for i in 0..runs.len() {
             let baseline: Vec<ResultsDocument> =
                 runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
+            let others: Vec<ResultsDocument> =
+                by_card.iter().filter(|(u, _)| *u != uuid).flat_map(|(_, r)| r.iter().cloned()).collect();
             if by_card.len() >= 2 {
-                let others = by_card.iter().filter(|(u, _)| *u != uuid).flat_map(|(_, r)| r.iter().cloned());
-                same_in_class.push((baseline.iter().cloned().chain(others).collect(), runs[i].clone()));
+                same_in_class.push(Pair {
+                    baseline: baseline.iter().cloned().chain(others.iter().cloned()).collect(),
+                    candidate: runs[i].clone(),
+                    prior: None,
+                });
             }
-            same.push((baseline, runs[i].clone()));
+            let prior = (!others.is_empty()).then(|| Box::new(super::noise::learn(&others, None, rule.confidence)));
+            same.push(Pair { baseline, candidate: runs[i].clone(), prior });
         }
     }
     // Class: leave one card out, with at least two cards left.
@@ -253,7 +282,7 @@ pub fn calibrate(mut runs: Vec<(String, ResultsDocument)>, rule: &Rule) -> Resul
             let baseline: Vec<ResultsDocument> =
                 by_card.iter().filter(|(u, _)| *u != uuid).flat_map(|(_, r)| r.iter().cloned()).collect();
             for run in runs {
-                class.push((baseline.clone(), run.clone()));
+                class.push(Pair { baseline: baseline.clone(), candidate: run.clone(), prior: None });
             }
         }
     }
@@ -266,21 +295,21 @@ pub fn calibrate(mut runs: Vec<(String, ResultsDocument)>, rule: &Rule) -> Resul
         shifts: SHIFTS.to_vec(),
         same_card: (!same.is_empty()).then(|| level(Level::SameCard, BaselineScope::Card, &same, rule)).transpose()?,
         same_card_in_class: (!same_in_class.is_empty())
-            .then(|| {
-                let pooled = Rule { pool_run_spread: true, ..rule.clone() };
-                level(Level::SameCard, BaselineScope::Class, &same_in_class, &pooled)
-            })
+            .then(|| level(Level::SameCard, BaselineScope::Class, &same_in_class, rule))
             .transpose()?,
         class: (!class.is_empty()).then(|| level(Level::Class, BaselineScope::Class, &class, rule)).transpose()?,
     })
 }
 
-fn level(
-    level: Level,
-    baseline: BaselineScope,
-    pairs: &[(Vec<ResultsDocument>, ResultsDocument)],
-    rule: &Rule,
-) -> Result<LevelCalibration> {
+/// One comparison of a calibration: a baseline's runs, the candidate run, and the model whose
+/// run spreads are the prior of a per-card baseline's.
+struct Pair {
+    baseline: Vec<ResultsDocument>,
+    candidate: ResultsDocument,
+    prior: Option<Box<super::noise::NoiseModel>>,
+}
+
+fn level(level: Level, baseline: BaselineScope, pairs: &[Pair], rule: &Rule) -> Result<LevelCalibration> {
     let mut aa = Counts::default();
     let mut false_alarms: BTreeMap<String, usize> = BTreeMap::new();
     let mut totals: BTreeMap<MetricClass, (usize, Vec<usize>, usize)> = BTreeMap::new();
@@ -288,18 +317,27 @@ fn level(
     // `detected` counts hits until the shares are taken at the end.
     let mut families: BTreeMap<String, FamilyPower> = BTreeMap::new();
     let mut by_board = 0;
-    for (baseline, candidate) in pairs {
-        let judge = |run: &ResultsDocument| {
+    let mut alone: BTreeMap<MetricClass, Vec<usize>> = BTreeMap::new();
+    let mut detectable: Vec<f64> = Vec::new();
+    let mut insensitive = 0;
+    let alone_rule = Rule { family_verdicts: None, same_card_family_verdicts: None, ..rule.clone() };
+    for pair in pairs {
+        let (baseline, candidate) = (&pair.baseline, &pair.candidate);
+        let noise = &super::noise::learn(baseline, pair.prior.as_deref(), rule.confidence);
+        let judge_with = |run: &ResultsDocument, rule: &Rule| {
             compare(
-                Side { label: "baseline", runs: baseline },
-                Side { label: "candidate", runs: std::slice::from_ref(run) },
+                Side { label: "baseline", runs: baseline, noise: Some(noise) },
+                Side::of("candidate", std::slice::from_ref(run)),
                 rule,
             )
         };
+        let judge = |run: &ResultsDocument| judge_with(run, rule);
         let c = judge(candidate)?;
         by_board += usize::from(c.baseline_kind.board.is_some());
         for m in &c.metrics {
             aa.add(m.verdict);
+            detectable.extend(m.detectable);
+            insensitive += usize::from(m.verdict == Verdict::Insensitive);
             if m.verdict == Verdict::Regressed {
                 *false_alarms.entry(m.key()).or_default() += 1;
             }
@@ -321,7 +359,11 @@ fn level(
             p.aa_not_pass += usize::from(f.verdict != Verdict::Pass);
         }
         for (i, shift) in SHIFTS.iter().enumerate() {
-            let c = judge(&shifted(candidate, *shift))?;
+            let moved = shifted(candidate, *shift);
+            for m in judge_with(&moved, &alone_rule)?.metrics.iter().filter(|m| m.verdict == Verdict::Regressed) {
+                alone.entry(MetricClass::of_family(&m.family)).or_insert_with(|| vec![0; SHIFTS.len()])[i] += 1;
+            }
+            let c = judge(&moved)?;
             for f in c.families.iter().filter(|f| f.verdict == Verdict::Regressed) {
                 if let Some(p) = families.get_mut(&f.family) {
                     p.detected[i] += 1.0;
@@ -340,15 +382,28 @@ fn level(
             }
         }
     }
-    let power = totals
-        .into_iter()
-        .map(|(class, (n, hits, aa_not_pass))| PowerRow {
-            class,
-            verdicts: n,
-            detected: hits.iter().map(|h| *h as f64 / n.max(1) as f64).collect(),
-            aa_not_pass,
+    let share = |hits: &[usize], n: usize| hits.iter().map(|h| *h as f64 / n.max(1) as f64).collect::<Vec<f64>>();
+    let single_metrics = totals
+        .iter()
+        .map(|(class, (n, _, aa_not_pass))| PowerRow {
+            class: *class,
+            verdicts: *n,
+            detected: share(alone.get(class).map_or(&[0; SHIFTS.len()][..], |v| &v[..]), *n),
+            aa_not_pass: *aa_not_pass,
         })
         .collect();
+    let power = totals
+        .into_iter()
+        .map(|(class, (n, hits, aa_not_pass))| PowerRow { class, verdicts: n, detected: share(&hits, n), aa_not_pass })
+        .collect();
+    detectable.sort_by(f64::total_cmp);
+    let sensitivity = Detectable {
+        judged: detectable.len(),
+        within_5_percent: detectable.iter().filter(|d| **d <= 0.05).count(),
+        median: crate::stats::median(&detectable),
+        max: detectable.last().copied(),
+        insensitive,
+    };
     missed.retain(|_, m| m.missed > 0);
     for p in families.values_mut() {
         let n = p.comparisons.max(1) as f64;
@@ -362,6 +417,8 @@ fn level(
         aa,
         false_alarms,
         power,
+        single_metrics,
+        sensitivity,
         missed,
         families,
     })

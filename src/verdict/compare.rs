@@ -6,15 +6,16 @@ use regex::Regex;
 
 use super::boards::Boards;
 use super::contamination;
-use super::decide::{BandInputs, Gate, Stats, decide};
+use super::decide::{DETECTION_POWER_Z, Gate, Stats, decide};
 use super::family::{self, FamilyRule, FamilyVerdict, Member};
 use super::gate::{self, Prepared};
 use super::level::{self, Level};
+use super::noise::{self, NoiseModel};
 use super::sampling::{self, SideRuns};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
-    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, Scope, SideInfo, SideStats,
-    Upgrade, Verdict, facts::compare_facts,
+    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, SideInfo, SideStats, Upgrade,
+    Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
 use crate::results::{ClockDomain, ResultsDocument};
@@ -27,6 +28,16 @@ pub struct Side<'a> {
     pub label: &'a str,
     /// The runs; samples of one metric are pooled over them.
     pub runs: &'a [ResultsDocument],
+    /// What the baseline learned of its runs' noise ([`super::noise`]); `None`: learned from
+    /// `runs` here, as a baseline file would have stored it.
+    pub noise: Option<&'a NoiseModel>,
+}
+
+impl<'a> Side<'a> {
+    /// A side of `runs` whose noise is learned from them.
+    pub fn of(label: &'a str, runs: &'a [ResultsDocument]) -> Self {
+        Side { label, runs, noise: None }
+    }
 }
 
 impl Side<'_> {
@@ -52,7 +63,25 @@ impl Side<'_> {
 pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<Comparison> {
     rule.validate().map_err(Error::Usage)?;
     let (old_run, new_run) = (baseline.newest()?, candidate.newest()?);
-    let rule = &rule.for_class(&old_run.gpu.class_key().slug());
+    if candidate.runs.iter().all(|r| r.benchmarks.is_empty()) {
+        return Err(Error::Usage(format!("{}: the new side holds no benchmarks: nothing to judge", candidate.label)));
+    }
+    let samples = |side: &Side<'_>| {
+        side.runs.iter().flat_map(|r| &r.benchmarks).flat_map(|b| &b.metrics).map(|m| m.samples.len()).max()
+    };
+    if let (Some(a), Some(b)) = (samples(&baseline), samples(&candidate))
+        && rule.min_samples > a.max(b)
+    {
+        return Err(Error::Usage(format!(
+            "min_samples = {} exceeds the {} samples a metric has on either side: every metric would be INCONCLUSIVE",
+            rule.min_samples,
+            a.max(b)
+        )));
+    }
+    let noise = match baseline.noise {
+        Some(n) => n.clone(),
+        None => noise::learn(baseline.runs, None, rule.confidence),
+    };
     let old_series = series::collect(baseline.runs);
     let new_series = series::collect(candidate.runs);
     let new_index: BTreeMap<(&str, &str), &MetricSeries> =
@@ -83,7 +112,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
                 (None, Some(why)) => {
                     Assessed { row: row(old, Verdict::Inconclusive, format!("baseline: {why}")), stats: None }
                 }
-                (None, None) => assess(old, new, candidate_uuid, &boards, rule),
+                (None, None) => assess(old, new, candidate_uuid, &boards, rule, &noise),
             }),
             None => {
                 let ran = new_benchmarks.contains(old.benchmark.as_str());
@@ -104,14 +133,13 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         }
     }
 
-    moderate(&mut assessed, rule);
-    let families = judge_families(&assessed, candidate_uuid, rule);
+    let families = judge_families(&assessed, candidate_uuid, rule, &noise);
     let metrics: Vec<MetricVerdict> = assessed
         .into_iter()
         .map(|a| match a.stats {
             Some(stats) => {
-                let family = families.iter().find(|f| f.family == stats.band.family && f.level == stats.level);
-                decide(a.row, &stats, family)
+                let family = families.iter().find(|f| f.family == stats.family && f.level == stats.level);
+                decide(a.row, &stats, family, rule.max_detectable)
             }
             None => a.row,
         })
@@ -134,7 +162,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
             .map(MetricSeries::key)
             .collect(),
         not_run,
-        warnings: warnings(old_run, new_run, baseline.runs),
+        warnings: warnings(old_run, new_run, baseline.runs, &boards),
     };
     comparison.recount();
     Ok(comparison)
@@ -164,9 +192,19 @@ fn baseline_kind(runs: &[ResultsDocument], uuid: &str, boards: &Boards) -> Basel
     }
 }
 
-fn warnings(old: &ResultsDocument, new: &ResultsDocument, baseline_runs: &[ResultsDocument]) -> Vec<String> {
+fn warnings(
+    old: &ResultsDocument,
+    new: &ResultsDocument,
+    baseline_runs: &[ResultsDocument],
+    boards: &Boards,
+) -> Vec<String> {
     let mut w = Vec::new();
     let kind = baseline_kind(baseline_runs, &new.gpu.uuid, &Boards::default());
+    if let (Level::Class, Some(board)) = (kind.level, boards.unseen()) {
+        w.push(format!(
+            "the class baseline holds no card of board {board}: no metric can be REGRESSED or IMPROVED against it (add runs of a card of this board to the class baseline)"
+        ));
+    }
     if kind.level == Level::OtherCard {
         w.push(format!(
             "the baseline holds one card ({}), not this one ({}): how cards of the class differ is unknown, so no metric can be REGRESSED or IMPROVED (save runs of two or more cards for a class baseline)",
@@ -209,6 +247,7 @@ fn row(s: &MetricSeries, verdict: Verdict, reason: String) -> MetricVerdict {
         noise: None,
         level: None,
         reference_n: None,
+        detectable: None,
     }
 }
 
@@ -224,7 +263,14 @@ fn side_stats(p: &Prepared, values: &[f64]) -> SideStats {
 }
 
 /// Everything the verdict is decided from: compatibility, gate, level, prediction band.
-fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: &Boards, rule: &Rule) -> Assessed {
+fn assess(
+    old: &MetricSeries,
+    new: &MetricSeries,
+    candidate_uuid: &str,
+    boards: &Boards,
+    rule: &Rule,
+    noise: &NoiseModel,
+) -> Assessed {
     let incompatible = old
         .inconsistent
         .as_ref()
@@ -232,7 +278,8 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
         .or_else(|| new.inconsistent.as_ref().map(|w| format!("new runs differ: {w}")))
         .or_else(|| (old.unit != new.unit).then(|| format!("unit {} vs {}", old.unit, new.unit)))
         .or_else(|| (old.better != new.better).then(|| "direction differs".to_string()))
-        .or_else(|| param_difference(&old.params, &new.params));
+        .or_else(|| param_difference(&old.params, &new.params))
+        .or_else(|| old.method.difference(&new.method));
     if let Some(why) = incompatible {
         return Assessed { row: row(old, Verdict::Inconclusive, format!("not comparable: {why}")), stats: None };
     }
@@ -293,10 +340,6 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
         }
         _ => (Basis::Raw, &b.values, &c.values, &b.run_medians, &b.run_uuids, &c.run_medians),
     };
-    let (b_ordered, c_ordered, c_uuids) = match basis {
-        Basis::Normalized => (&b.normalized_run_samples, &c.normalized_run_samples, &c.normalized_run_uuids),
-        Basis::Raw => (&b.run_samples, &c.run_samples, &c.run_uuids),
-    };
     if basis == Basis::Normalized {
         r.unit = old.normalized_unit.clone().unwrap_or_else(|| old.unit.clone());
     }
@@ -305,75 +348,35 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
     r.candidate = Some(side_stats(&c, cv));
 
     let key = old.key();
-    let (minimum, band_factor) = rule.for_metric(&key);
-    let mut reference = level::reference(b_runs, b_uuids, candidate_uuid, rule.pool_run_spread, boards);
-    let by_board = reference.board.is_some();
-    // A class band carries the new card's run-to-run noise, seen in the baseline cards' runs; a
-    // metric's measured run spread is its prior there too (or its floor, given without degrees
-    // of freedom): the baseline's cards may not show a heavy-tailed stray run.
-    if reference.level == Level::Class {
-        reference.run_spread = reference.run_spread.map(|(s, df)| match rule.measured_prior(&key, Scope::SameCard) {
-            Some(prior) => level::by_prior(&prior, s, f64::from(df), rule.confidence)
-                .map_or((s, df), |m| (m.spread, m.df.min(f64::from(u32::MAX)) as u32)),
-            None if rule.measured_spread(&key, Scope::SameCard) => (s.max(rule.run_floor(&key)), df),
-            None => (s, df),
-        });
-    }
+    let minimum = rule.minimum_for(&key);
+    let reference = level::reference(b_runs, b_uuids, candidate_uuid, boards);
+    let spreads = noise.spreads(&key, basis == Basis::Normalized).copied().unwrap_or_default();
+    let learned = level::Learned { run: spreads.run_model.or(spreads.run), card: spreads.card_model.or(spreads.card) };
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
-    // A spread on fewer than two degrees of freedom (two reference values and no pooled
-    // run-to-run spread) says little. Two floors stand in for it: the metric's measured
-    // run-to-run spread (an override's `run_spread`), and the standard error of one run's
-    // median from its own samples (1.2533 × robust spread / √samples per run). With more
-    // degrees of freedom the spread of run medians measures that error directly, and better:
-    // samples that cycle through placements (atomics, cache operators) scatter by several
-    // percent while their runs' medians agree within a few tenths. A class comparison keeps
-    // the second floor: a new card's one run brings its own sampling error.
-    let spread_df =
-        reference.spread_beyond_values().map_or(reference.values.len().saturating_sub(1), |(_, df)| df as usize);
-    // A spread pooled over other cards' runs does not see a card whose runs stray more than
-    // theirs: there an override's `run_spread` stays a floor, unless it is a prior (given with
-    // `run_spread_df`), which the moderation combines with the pooled spread.
-    let pooled_without_prior = reference.pooled.is_some() && rule.measured_prior(&key, Scope::SameCard).is_none();
-    let mut floor = if spread_df < 2 || pooled_without_prior { rule.run_floor(&key) } else { rule.spread_floor };
-    if spread_df < 2 || reference.level != Level::SameCard {
-        let side =
-            |p: &Prepared, pooled, medians, uuids, ordered| SideRuns { pooled, runs: p.runs, medians, uuids, ordered };
-        let pattern = match (rule.cycled_samples(&key), reference.level) {
-            (false, _) => sampling::Pattern::Unpaired,
-            (true, Level::SameCard) => sampling::Pattern::Card(candidate_uuid),
-            (true, Level::Class | Level::OtherCard) => sampling::Pattern::EveryCard,
-        };
+    // Where the baseline shows no run-to-run spread (one run per card), the standard error of a
+    // run's median from its own samples stands in for it as a floor: a run brings its own
+    // sampling error.
+    let mut floor = rule.spread_floor;
+    if learned.run.is_none() {
         floor = floor.max(sampling::run_median_error(
-            &side(&b, bv, b_runs, b_uuids, b_ordered),
-            &side(&c, cv, c_runs, c_uuids, c_ordered),
-            pattern,
+            &SideRuns { pooled: bv, runs: b.runs },
+            &SideRuns { pooled: cv, runs: c.runs },
         ));
     }
-    if reference.level == Level::Class {
-        floor = floor.max(rule.card_floor(&key, by_board));
-    }
-    let (Some(x), Some(band)) =
-        (median(c_runs), level::band(&reference, n_new, rule.confidence, floor, c_runs.len(), None))
+    let (Some(x), Some(band)) = (median(c_runs), level::band(&reference, n_new, rule.confidence, floor, learned))
     else {
         r.reason = "baseline median is not positive: no ratio to judge".into();
         return Assessed { row: r, stats: None };
     };
-    let threshold = minimum.max(band_factor * band.half_width);
+    let threshold = minimum.max(band.half_width);
+    // The smallest true change caught nine times in ten: beyond the threshold by the 90 %
+    // quantile of the new side's own scatter.
+    let detectable = threshold + DETECTION_POWER_Z * band.sd;
     let ratio = x / band.center;
-    let inputs = BandInputs {
-        family: old.family.clone(),
-        reference: reference.clone(),
-        n_new,
-        floor,
-        runs: c_runs.len(),
-        band_factor,
-        spread: band.spread,
-        df: band.df,
-        own_spread: rule.measured_spread(&key, reference.scope()),
-    };
     r.noise = Some(band.spread);
     r.threshold = Some(threshold);
+    r.detectable = Some(detectable);
     r.level = Some(reference.level);
     r.reference_n = Some(band.k);
     r.ratio = Some(ratio);
@@ -402,88 +405,43 @@ fn assess(old: &MetricSeries, new: &MetricSeries, candidate_uuid: &str, boards: 
         ratio,
         minimum,
         threshold,
+        detectable,
         level: reference.level,
         k: band.k,
         gate,
         no_kernel_clock,
         excluded_note: (!excluded.is_empty()).then(|| excluded.join(", ")),
-        cards_in_groups: reference.level == Level::Class && rule.cards_in_groups(&key),
-        band: inputs,
+        family: old.family.clone(),
+        unseen_board: (reference.level == Level::Class).then(|| boards.unseen().map(str::to_string)).flatten(),
         family_member,
     };
     Assessed { row: r, stats: Some(stats) }
 }
 
-/// Moderates the spread of every judged metric by the other metrics of its family compared at
-/// the same level ([`level::moderate`]), and widens or narrows its band and threshold
-/// accordingly. Metrics with a measured spread of their own in the configuration
-/// ([`Rule::measured_spread`]) are left out of the family's prior; where the configuration
-/// also gives the degrees of freedom of that measurement ([`Rule::measured_prior`]) it is their
-/// prior instead, else they keep their own band. A family of fewer than three metrics with two
-/// or more reference values keeps the plain Student-t bands.
-fn moderate(assessed: &mut [Assessed], rule: &Rule) {
-    let mut groups: BTreeMap<(String, Level), Vec<usize>> = BTreeMap::new();
-    for (i, a) in assessed.iter().enumerate() {
-        if let Some(st) = a.stats.as_ref().filter(|st| !st.band.own_spread) {
-            groups.entry((st.band.family.clone(), st.level)).or_default().push(i);
-        }
-    }
-    for members in groups.values() {
-        let input: Vec<(f64, f64, f64)> = members
-            .iter()
-            .filter_map(|&i| assessed[i].stats.as_ref())
-            .map(|st| (st.band.spread, st.band.df, st.band.floor))
-            .collect();
-        for (&i, m) in members.iter().zip(level::moderate(&input, rule.confidence)) {
-            if let Some(m) = m {
-                rebuild_band(&mut assessed[i], m, rule);
-            }
-        }
-    }
-    for a in assessed.iter_mut() {
-        let Some(st) = a.stats.as_ref().filter(|st| st.band.own_spread) else { continue };
-        let Some(prior) = rule.measured_prior(&a.row.key(), st.band.reference.scope()) else { continue };
-        if let Some(m) = level::by_prior(&prior, st.band.spread, st.band.df, rule.confidence) {
-            rebuild_band(a, m, rule);
-        }
-    }
-}
-
 /// The verdict on each bench family as a whole ([`family`]) at each level its metrics were
-/// judged at, from those metrics; families of too few metrics, cards or runs have none.
-fn judge_families(assessed: &[Assessed], candidate: &str, rule: &Rule) -> Vec<FamilyVerdict> {
+/// judged at, from those metrics; families of too few metrics, cards or runs have none. On the
+/// same card, a per-card baseline's family takes the run-to-run spread of its change that the
+/// class baseline learned as the prior of its own runs.
+fn judge_families(assessed: &[Assessed], candidate: &str, rule: &Rule, noise: &NoiseModel) -> Vec<FamilyVerdict> {
     let mut by_family: BTreeMap<(&str, Level), Vec<Member>> = BTreeMap::new();
-    for st in
-        assessed.iter().filter_map(|a| a.stats.as_ref()).filter(|st| rule.family_verdict(&st.band.family, st.level))
-    {
+    for st in assessed.iter().filter_map(|a| a.stats.as_ref()).filter(|st| rule.family_verdict(&st.family, st.level)) {
         if let Some(m) = &st.family_member {
-            by_family.entry((st.band.family.as_str(), st.level)).or_default().push(m.clone());
+            by_family.entry((st.family.as_str(), st.level)).or_default().push(m.clone());
         }
     }
     by_family
         .into_iter()
         .filter_map(|((name, level), members)| {
+            let run_prior = noise.prior_runs.and(noise.family_run_change(name)).map(|s| (s.sd, s.df));
             let family_rule = FamilyRule {
                 level,
                 candidate,
                 minimum: rule.threshold,
                 confidence: rule.confidence,
                 floor: rule.spread_floor,
-                run_prior: rule.family_run_spread,
+                run_prior,
             };
             family::judge(name, &members, &family_rule)
         })
         .collect()
-}
-
-/// The band and threshold of `a` again, from the moderated spread `m`.
-fn rebuild_band(a: &mut Assessed, m: level::Moderated, rule: &Rule) {
-    let Some(st) = a.stats.as_mut() else { return };
-    let b = &st.band;
-    let Some(band) = level::band(&b.reference, b.n_new, rule.confidence, b.floor, b.runs, Some(m)) else {
-        return;
-    };
-    st.threshold = st.minimum.max(b.band_factor * band.half_width);
-    a.row.threshold = Some(st.threshold);
-    a.row.ci = Some(Interval { lo: st.ratio * (1.0 - band.half_width), hi: st.ratio * (1.0 + band.half_width) });
 }

@@ -3,7 +3,7 @@
 
 use super::family::{FamilyVerdict, Member};
 use super::gate::ClockScaling;
-use super::level::{self, Level};
+use super::level::Level;
 use super::{MetricVerdict, Verdict};
 use crate::results::Better;
 
@@ -22,6 +22,10 @@ pub(super) enum Gate {
     Clock(f64, String),
 }
 
+/// The normal quantile of 90 % power: the detectable effect is the threshold plus this many
+/// standard deviations of the new side's median.
+pub(super) const DETECTION_POWER_Z: f64 = 1.281_551_565_5;
+
 /// What the verdict of one metric is decided from.
 #[derive(Debug, Clone)]
 pub(super) struct Stats {
@@ -30,6 +34,8 @@ pub(super) struct Stats {
     pub(super) minimum: f64,
     /// Threshold: the minimum effect or the prediction band, whichever is wider.
     pub(super) threshold: f64,
+    /// The smallest change caught nine times in ten.
+    pub(super) detectable: f64,
     pub(super) level: Level,
     /// Reference values (runs or cards).
     pub(super) k: usize,
@@ -37,37 +43,28 @@ pub(super) struct Stats {
     /// Why an SM-clock verdict cannot rule out a clock change (no kernel clock on a side).
     pub(super) no_kernel_clock: Option<String>,
     pub(super) excluded_note: Option<String>,
-    /// A class comparison of a metric on which the class's cards fall in groups.
-    pub(super) cards_in_groups: bool,
-    /// What the band was computed from, to compute it again with a moderated spread.
-    pub(super) band: BandInputs,
+    /// Bench family.
+    pub(super) family: String,
+    /// A class comparison of a card whose board the baseline holds no card of.
+    pub(super) unseen_board: Option<String>,
     /// The metric's share in its family's verdict ([`super::family`]), where its gate
     /// leaves the values as measured (no throttling, clocks within the tolerance).
     pub(super) family_member: Option<Member>,
 }
 
-/// The inputs of [`level::band`] for one metric, and the band they gave unmoderated.
-#[derive(Debug, Clone)]
-pub(super) struct BandInputs {
-    pub(super) family: String,
-    pub(super) reference: level::Reference,
-    pub(super) n_new: usize,
-    pub(super) floor: f64,
-    pub(super) runs: usize,
-    pub(super) band_factor: f64,
-    pub(super) spread: f64,
-    /// Degrees of freedom of `spread`.
-    pub(super) df: f64,
-    /// The metric has a measured spread of its own in the configuration: not moderated.
-    pub(super) own_spread: bool,
-}
-
 /// The verdict from the change, the threshold, the family's verdict and the gates.
 ///
-/// A metric within its own band but beyond the minimum effect takes the verdict of its family
-/// when the family as a whole moved the same way ([`super::family`]); so does one whose class's cards
-/// fall in groups on it, which alone is INCONCLUSIVE at most.
-pub(super) fn decide(mut r: MetricVerdict, st: &Stats, family: Option<&FamilyVerdict>) -> MetricVerdict {
+/// A metric beyond its own band is REGRESSED or IMPROVED whatever its family did. One within
+/// its own band but beyond the minimum effect takes the verdict of its family when the family as
+/// a whole moved the same way ([`super::family`]): a family adds power, it never takes a
+/// verdict away. A metric within its band whose detectable effect exceeds the rule's
+/// `max_detectable` is INSENSITIVE: the comparison could not have seen a change that size.
+pub(super) fn decide(
+    mut r: MetricVerdict,
+    st: &Stats,
+    family: Option<&FamilyVerdict>,
+    max_detectable: f64,
+) -> MetricVerdict {
     // "Worse" factor: > 1 means worse, whatever the metric's direction.
     let worse = match r.better {
         Better::Lower => st.ratio,
@@ -115,16 +112,20 @@ pub(super) fn decide(mut r: MetricVerdict, st: &Stats, family: Option<&FamilyVer
         reason = format!("the baseline holds one other card, between-card spread unknown: {reason}");
         verdict = Verdict::Inconclusive;
     }
-    if decided && st.cards_in_groups && !by_family {
-        match family.filter(|f| moved_with_family && f.verdict == verdict) {
-            Some(f) => {
-                reason = format!("{reason}; cards of this class fall in groups on this metric, and {}", f.summary())
-            }
-            None => {
-                reason = format!("cards of this class fall in groups on this metric (gpubench.toml): {reason}");
-                verdict = Verdict::Inconclusive;
-            }
-        }
+    if let (true, Some(board)) = (decided, &st.unseen_board) {
+        reason = format!(
+            "the class baseline holds no card of board {board}, so how that board differs is unknown: {reason}"
+        );
+        verdict = Verdict::Inconclusive;
+    }
+    // Blind by noise, not by policy: a band wider than the minimum effect.
+    if !decided && st.threshold > st.minimum && st.detectable > max_detectable {
+        reason = format!(
+            "could not see a change below {:.1}% (limit {:.1}%): {reason}",
+            st.detectable * 100.0,
+            max_detectable * 100.0
+        );
+        verdict = Verdict::Insensitive;
     }
     // A verdict carried by the family only needs the minimum effect beyond the clock's reach.
     let bound = if by_family { min_bound } else { bound };

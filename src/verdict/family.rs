@@ -3,7 +3,7 @@
 //! Healthy cards of one class differ on single metrics by more than a regression worth
 //! catching: H100 atomics on two threads per address span 12 % over 45 cards, H200 atomics on a
 //! word per thread fall in groups 4 % apart. But the differences are the card's and they are
-//! metric-specific: a card slow on one atomic is fast on another (README, "Verdicts"), and the
+//! metric-specific: a card slow on one atomic is fast on another, and the
 //! median over a family's metrics of each metric's change spreads by 0.1-0.2 % between cards.
 //! A software change that slows a family moves that median by its whole size.
 //!
@@ -13,14 +13,17 @@
 //! baseline runs. Its band comes from the baseline's own runs judged the same way: in a class,
 //! every run of every card against the other cards (leave one card out), the root mean square
 //! of those changes times Student's t on cards − 1 degrees of freedom; on the same card, every
-//! run of a card of two or more runs against its card's other runs, moderated by the measured
-//! run-to-run spread of the rule (`family_run_spread`), which a baseline of one run of the card
-//! needs. A family whose change lies beyond the minimum effect and that band is REGRESSED (or
+//! run of a card of two or more runs against its card's other runs, moderated, in a per-card
+//! baseline, by the spread of that change the class baseline learned ([`super::noise`]), which
+//! a baseline of one run of the card needs. A family whose change lies beyond the minimum
+//! effect and that band is REGRESSED (or
 //! IMPROVED) as a whole; its metrics that moved beyond the minimum effect the same way then are
 //! too, although each alone lies within its own band, since the family shows that this card
 //! moved. A change of single metrics does not move the median and is judged by each metric's
 //! own band, as before. On the same card the cards' differences do not enter; there the family
 //! lends the narrow band of a median over many metrics to metrics whose runs stray by 1-2 %.
+//! A family verdict only adds: a metric beyond its own band keeps its own verdict whatever the
+//! family did, so a minority of a family that moved the other way is never turned around.
 //!
 //! Which families are judged so is the rule's ([`super::Rule::family_verdicts`], atomics by
 //! default): the idea needs card differences that cancel over the family. Where they do not
@@ -93,8 +96,8 @@ pub(crate) struct FamilyRule<'a> {
     pub confidence: f64,
     /// Floor of the spread, taken with the normal quantile.
     pub floor: f64,
-    /// Measured run-to-run spread of a family's change and its degrees of freedom, the prior
-    /// of the spread the baseline's own cards show on the same card ([`super::Rule::family_run_spread`]).
+    /// Run-to-run spread of a family's change and its degrees of freedom that a class baseline
+    /// learned, the prior of the spread a per-card baseline's own runs show on the same card.
     pub run_prior: Option<(f64, f64)>,
 }
 
@@ -228,6 +231,16 @@ pub(crate) fn judge(family: &str, members: &[Member], rule: &FamilyRule) -> Opti
     };
     v.reason = format!("{} (median of {} metrics) against {evidence}: {}", v.change_text(), v.metrics, v.limit_text());
     Some(v)
+}
+
+/// The run-to-run spread of the family change of `members` (each run of a card against its
+/// card's other runs), pooled over the cards, and its degrees of freedom; `None` without a card
+/// of two runs.
+pub(crate) fn run_change_spread(members: &[Member]) -> Option<super::noise::Spread> {
+    let own = leave_one_run_out(members);
+    let df: f64 = own.values().map(|c| c.len().saturating_sub(1) as f64).sum();
+    let all: Vec<f64> = own.values().flatten().copied().collect();
+    (df >= 1.0 && !all.is_empty()).then(|| super::noise::Spread { sd: mean_square(&all).sqrt(), df })
 }
 
 /// The verdict on a family worse by `worse_by` (a factor minus one), as

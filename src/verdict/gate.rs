@@ -24,11 +24,6 @@ pub(crate) struct Prepared {
     pub normalized_run_medians: Vec<f64>,
     /// GPU UUID of each entry of `normalized_run_medians`.
     pub normalized_run_uuids: Vec<String>,
-    /// Each run's raw samples in the order measured, `None` where left out; one entry per
-    /// entry of `run_medians`.
-    pub run_samples: Vec<Vec<Option<f64>>>,
-    /// The same for the normalised samples, one entry per entry of `normalized_run_medians`.
-    pub normalized_run_samples: Vec<Vec<Option<f64>>>,
     /// Whether every run has the kernel's own clock readings.
     pub kernel_clock: bool,
     /// Samples before exclusion.
@@ -59,8 +54,6 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
     let mut normalized_run_medians = Vec::new();
     let mut run_uuids = Vec::new();
     let mut normalized_run_uuids = Vec::new();
-    let mut run_samples = Vec::new();
-    let mut normalized_run_samples = Vec::new();
     let mut kernel_clock = true;
     let mut clocks = Vec::new();
     let mut reasons = BTreeSet::new();
@@ -76,7 +69,6 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
         if let Some(m) = median(&v) {
             run_medians.push(m);
             run_uuids.push(r.uuid.clone());
-            run_samples.push(in_order(&r.values, |i| keep(r, i)));
         }
         kernel_clock &= r.kernel_clock;
         values.extend(v);
@@ -86,7 +78,6 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
                 if let Some(m) = median(&v) {
                     normalized_run_medians.push(m);
                     normalized_run_uuids.push(r.uuid.clone());
-                    normalized_run_samples.push(in_order(nv, |i| keep(r, i)));
                 }
                 acc.extend(v);
             }
@@ -104,8 +95,6 @@ pub(crate) fn prepare(runs: &[RunSeries], min_samples: usize) -> Prepared {
         run_uuids,
         normalized_run_medians,
         normalized_run_uuids,
-        run_samples,
-        normalized_run_samples,
         kernel_clock: kernel_clock && used_runs > 0,
         total,
         throttled_samples: throttled_count,
@@ -152,11 +141,6 @@ impl ClockScaling {
             ClockScaling::Either => (faster.max(slower), faster.max(slower)),
         }
     }
-}
-
-/// `values` in order, `None` where not kept or not finite.
-fn in_order(values: &[f64], keep: impl Fn(usize) -> bool) -> Vec<Option<f64>> {
-    values.iter().enumerate().map(|(i, v)| (keep(i) && v.is_finite()).then_some(*v)).collect()
 }
 
 /// The baseline's relative noise: the larger of the robust spread of its pooled samples and

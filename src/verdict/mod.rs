@@ -1,31 +1,31 @@
-//! Regression verdicts: the rule of DESIGN.md section 4, applied per metric to a baseline and a
-//! new run (or two sets of runs). The run is the unit of evidence, not the sample.
+//! Regression verdicts, per metric, of a new run (or several) against a baseline. The run is
+//! the unit of evidence, not the sample; every spread comes from the baseline's own runs
+//! ([`noise`]), so a verdict needs the baseline file and the policy of [`Rule`], nothing else.
 //!
 //! For every metric both sides measured:
 //!
-//! 1. **Validity gate** ([`gate`]): throttled samples are left out when enough clean ones
+//! 1. **Comparable**: the same parameters, kernel sources and run-time search candidates on
+//!    both sides; otherwise INCONCLUSIVE "not comparable", with the reason.
+//! 2. **Validity gate** ([`gate`]): throttled samples are left out when enough clean ones
 //!    remain. When a side throttled as a whole or the effective clocks of the two sides differ
 //!    by more than [`Rule::clock_tolerance`], clock-normalised values are compared if both
 //!    sides have them; otherwise a change that the throttling or the clock difference could
-//!    explain is INCONCLUSIVE, never REGRESSED. An SM-clock metric from a side without the
-//!    kernel's own clock readings cannot rule out a clock change: INCONCLUSIVE at most.
-//! 2. **Level** ([`level`]): each side is reduced to run medians. When the new run's GPU UUID
-//!    is among the baseline's runs, it is judged against that card's run medians (run-to-run
-//!    spread); otherwise against one median per baseline card (between-card spread), narrowed
-//!    to the cards of the new card's board where the baseline's boards allow ([`boards`]). A
-//!    baseline of one other card cannot say how cards differ: INCONCLUSIVE at most.
-//! 3. **Effect size**: the new median of run medians, relative to the mean of the reference
-//!    values, must lie beyond the metric's threshold: the configured minimum effect, widened
-//!    only by the Student-t prediction band of the level that applies (see [`Rule`]). Beyond
-//!    the minimum effect but inside the band is INCONCLUSIVE; inside the minimum effect PASS.
-//!    The families the rule names are also judged as a whole ([`family`]): a family that
-//!    moved beyond its own, far narrower band carries the verdict of its metrics that moved the
-//!    same way beyond the minimum effect.
-//!    There is no sample-level significance test: samples of one run are not independent, and
-//!    a test that treats them so flags run-to-run noise on nearly every metric.
-//! 4. **Facts** compare exactly.
-//! 5. A baseline metric the new run did not measure (its benchmark or family is absent, and no
-//!    name filter explains it) is NOT MEASURED.
+//!    explain is INCONCLUSIVE, never REGRESSED.
+//! 3. **Level** ([`level`]): same card (the new run's GPU UUID is among the baseline's runs:
+//!    the card's run medians, the learned run-to-run spread), class (one value per baseline
+//!    card, the learned between-card spread plus the run-to-run spread; narrowed to the cards
+//!    of the new card's board where the baseline's boards differ), or one other card
+//!    (INCONCLUSIVE at most).
+//! 4. **Effect size**: the new median of run medians, relative to the mean of the reference
+//!    values, must lie beyond the minimum effect and the Student-t prediction band of the
+//!    level. Each metric states its detectable effect (the threshold plus the margin for 90 %
+//!    power); within the band, a metric whose detectable effect exceeds
+//!    [`Rule::max_detectable`] is INSENSITIVE, one beyond the minimum effect INCONCLUSIVE, one
+//!    within it PASS. Families the rule names are also judged as a whole ([`family`]); a
+//!    family that moved carries its metrics that moved the same way beyond the minimum effect,
+//!    and takes no verdict away.
+//! 5. **Facts** compare exactly. A baseline metric the new run did not measure (its benchmark
+//!    or family is absent, and no name filter explains it) is NOT MEASURED.
 //!
 //! "Bad" follows the metric's declared direction: latency up is bad, bandwidth down is bad.
 
@@ -40,6 +40,7 @@ mod facts;
 mod family;
 mod gate;
 mod level;
+pub mod noise;
 mod rule;
 mod sampling;
 mod series;
@@ -53,7 +54,8 @@ pub use facts::{FactVerdict, show as show_fact};
 pub use family::FamilyVerdict;
 pub use gate::noise as baseline_noise;
 pub use level::Level;
-pub use rule::{DEFAULT_FAMILY_VERDICTS, DEFAULT_SAME_CARD_FAMILY_VERDICTS, KeyPattern, MetricOverride, Rule, Scope};
+pub use noise::NoiseModel;
+pub use rule::{DEFAULT_FAMILY_VERDICTS, DEFAULT_SAME_CARD_FAMILY_VERDICTS, KeyPattern, MetricOverride, Rule};
 pub use upgrade::{KernelChange, StackField, Upgrade, kernels as run_kernels};
 
 use crate::error::exit;
@@ -68,24 +70,30 @@ pub struct FailOn {
     pub inconclusive: bool,
     /// Fail when any baseline metric was NOT MEASURED.
     pub not_measured: bool,
+    /// Fail when any metric was INSENSITIVE (its detectable effect above `max_detectable`).
+    pub insensitive: bool,
 }
 
 impl FailOn {
-    /// Parses a comma-separated list of "inconclusive", "not-measured" (also "not_measured").
+    /// Parses a comma-separated list of "inconclusive", "not-measured" (also "not_measured"),
+    /// "insensitive".
     pub fn parse(list: &str) -> Result<Self, String> {
         let mut f = FailOn::default();
         for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             match word.to_ascii_lowercase().as_str() {
                 "inconclusive" => f.inconclusive = true,
                 "not-measured" | "not_measured" => f.not_measured = true,
-                other => return Err(format!("unknown verdict `{other}` (use inconclusive, not-measured)")),
+                "insensitive" => f.insensitive = true,
+                other => {
+                    return Err(format!("unknown verdict `{other}` (use inconclusive, not-measured, insensitive)"));
+                }
             }
         }
         Ok(f)
     }
 }
 
-/// Which kind of baseline a run was compared with (DESIGN.md section 5), as every report says.
+/// Which kind of baseline a run was compared with, as every report says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BaselineKind {
     /// Same card (the new run's UUID is among the baseline's runs), class (several other
@@ -165,6 +173,9 @@ pub enum Verdict {
     Inconclusive,
     /// The baseline has the metric, the new run did not measure it.
     NotMeasured,
+    /// Within the band, but the band is so wide that the comparison could not have seen a
+    /// change below the rule's `max_detectable`: blind, not PASS.
+    Insensitive,
     /// No change beyond the threshold.
     Pass,
 }
@@ -177,6 +188,7 @@ impl Verdict {
             Verdict::Improved => "IMPROVED",
             Verdict::Inconclusive => "INCONCLUSIVE",
             Verdict::NotMeasured => "NOT MEASURED",
+            Verdict::Insensitive => "INSENSITIVE",
             Verdict::Pass => "PASS",
         }
     }
@@ -252,6 +264,9 @@ pub struct MetricVerdict {
     pub level: Option<Level>,
     /// Reference values: baseline runs of this card, or baseline cards.
     pub reference_n: Option<usize>,
+    /// The smallest relative change this comparison catches nine times in ten: the threshold
+    /// plus the 90 % quantile of the new side's scatter around the reference.
+    pub detectable: Option<f64>,
 }
 
 impl MetricVerdict {
@@ -297,6 +312,9 @@ pub struct Counts {
     /// NOT MEASURED.
     #[serde(default)]
     pub not_measured: usize,
+    /// INSENSITIVE.
+    #[serde(default)]
+    pub insensitive: usize,
 }
 
 impl Counts {
@@ -306,6 +324,7 @@ impl Counts {
             Verdict::Improved => self.improved += 1,
             Verdict::Inconclusive => self.inconclusive += 1,
             Verdict::NotMeasured => self.not_measured += 1,
+            Verdict::Insensitive => self.insensitive += 1,
             Verdict::Pass => self.pass += 1,
         }
     }
@@ -316,11 +335,69 @@ impl Counts {
             "{} REGRESSED, {} IMPROVED, {} INCONCLUSIVE, {} PASS",
             self.regressed, self.improved, self.inconclusive, self.pass
         );
+        if self.insensitive > 0 {
+            s.push_str(&format!(", {} INSENSITIVE", self.insensitive));
+        }
         if self.not_measured > 0 {
             s.push_str(&format!(", {} NOT MEASURED", self.not_measured));
         }
         s
     }
+}
+
+/// Judged metrics counted by their detectable effect, in steps of 2, 3, 5 and 10 % (and the
+/// rule's `max_detectable`): what a comparison could have seen.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Sensitivity {
+    /// (upper bound of the step, metrics whose detectable effect is at most it and above the
+    /// step before), for the steps below `max_detectable`, then `max_detectable` itself.
+    pub steps: Vec<(f64, usize)>,
+    /// Metrics whose detectable effect exceeds `max_detectable`.
+    pub insensitive: usize,
+    /// Metrics with no detectable effect: not compared (not measured, not comparable, gated
+    /// before a band).
+    pub not_judged: usize,
+}
+
+impl Sensitivity {
+    fn of(metrics: &[MetricVerdict], max_detectable: f64) -> Self {
+        let mut bounds: Vec<f64> = [0.02, 0.03, 0.05, 0.10].into_iter().filter(|b| *b < max_detectable).collect();
+        bounds.push(max_detectable);
+        let mut s = Sensitivity { steps: bounds.iter().map(|b| (*b, 0)).collect(), ..Sensitivity::default() };
+        for m in metrics {
+            match m.detectable {
+                None => s.not_judged += 1,
+                Some(d) => match s.steps.iter_mut().find(|(b, _)| d <= *b + 1e-12) {
+                    Some(step) => step.1 += 1,
+                    None => s.insensitive += 1,
+                },
+            }
+        }
+        s
+    }
+
+    /// "judged to 2 %: 250; to 3 %: 40; to 5 %: 10; insensitive (above 10 %): 3; not judged: 4".
+    pub fn line(&self) -> String {
+        let mut parts: Vec<String> =
+            self.steps.iter().filter(|(_, n)| *n > 0).map(|(b, n)| format!("to {} %: {n}", trim_percent(*b))).collect();
+        if let Some(first) = parts.first_mut() {
+            *first = format!("judged {first}");
+        }
+        if self.insensitive > 0 {
+            let max = self.steps.last().map_or(0.0, |s| s.0);
+            parts.push(format!("insensitive (above {} %): {}", trim_percent(max), self.insensitive));
+        }
+        if self.not_judged > 0 {
+            parts.push(format!("not judged: {}", self.not_judged));
+        }
+        parts.join("; ")
+    }
+}
+
+/// 0.02 -> "2", 0.025 -> "2.5".
+fn trim_percent(f: f64) -> String {
+    let p = f * 100.0;
+    if (p - p.round()).abs() < 1e-9 { format!("{p:.0}") } else { format!("{p:.1}") }
 }
 
 /// A whole comparison: both sides, the upgrade view, the rule, and a verdict per metric and
@@ -381,8 +458,15 @@ impl Comparison {
     /// occurred (INCONCLUSIVE, NOT MEASURED).
     pub fn exit_code_with(&self, fail_on: FailOn) -> i32 {
         let extra = (fail_on.inconclusive && self.counts.inconclusive > 0)
-            || (fail_on.not_measured && self.counts.not_measured > 0);
+            || (fail_on.not_measured && self.counts.not_measured > 0)
+            || (fail_on.insensitive && self.counts.insensitive > 0);
         if extra { exit::REGRESSION } else { self.exit_code() }
+    }
+
+    /// The judged metrics counted by what they could detect: "judged to 3 %: 280; to 5 %: 20;
+    /// insensitive: 7" ([`Sensitivity`]).
+    pub fn sensitivity(&self) -> Sensitivity {
+        Sensitivity::of(&self.metrics, self.rule.max_detectable)
     }
 
     /// The verdict on metric `metric` of benchmark `benchmark`.

@@ -38,6 +38,8 @@ pub(crate) struct MetricSeries {
     pub better: Better,
     pub domain: ClockDomain,
     pub params: BTreeMap<String, serde_json::Value>,
+    /// How the benchmark measured, beyond its parameters ([`Method`]).
+    pub method: Method,
     /// Why the runs of this side cannot be pooled (different parameters or units), if so.
     pub inconsistent: Option<String>,
     pub runs: Vec<RunSeries>,
@@ -78,6 +80,7 @@ pub(crate) fn collect(runs: &[ResultsDocument]) -> Vec<MetricSeries> {
                             better: m.better,
                             domain: m.domain,
                             params: b.params.clone(),
+                            method: Method::of(b),
                             inconsistent: None,
                             runs: vec![series],
                         });
@@ -94,7 +97,64 @@ fn differences(series: &MetricSeries, b: &BenchmarkResult, m: &Metric) -> Option
     if series.unit != m.unit {
         return Some(format!("unit {} in one run, {} in another", series.unit, m.unit));
     }
-    param_difference(&series.params, &b.params)
+    param_difference(&series.params, &b.params).or_else(|| series.method.difference(&Method::of(b)))
+}
+
+/// What a benchmark's numbers depend on besides its parameters: the kernel sources it compiled
+/// (by content) and the candidates its run-time search chose among. Two runs that differ in
+/// either measured in different ways (another kernel, another launch shape tried) and are not
+/// comparable. The generated code (PTX, cubin) is not part of it: a compiler or driver upgrade
+/// is what a comparison is for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Method {
+    /// Kernel source file -> SHA-256 of its text.
+    pub sources: BTreeMap<String, String>,
+    /// The candidate configurations of the run-time search (`chosen.search`), sorted; empty
+    /// without a search. The refinement's candidates (`chosen.refined`) are not: they are the
+    /// search's best few, which differ from run to run.
+    pub candidates: Vec<String>,
+}
+
+impl Method {
+    pub(crate) fn of(b: &BenchmarkResult) -> Self {
+        let sources = b.kernels.iter().map(|k| (k.source.clone(), k.source_sha256.clone())).collect();
+        let mut candidates: Vec<String> = b
+            .chosen
+            .get("search")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("config").and_then(|v| v.as_str()).map(str::to_string))
+            .collect();
+        candidates.sort();
+        candidates.dedup();
+        Method { sources, candidates }
+    }
+
+    /// How `other` measured differently, as one line; `None` when alike. Sources only one side
+    /// names are not compared (a run that recorded none says nothing).
+    pub(crate) fn difference(&self, other: &Method) -> Option<String> {
+        for (source, hash) in &self.sources {
+            if let Some(h) = other.sources.get(source)
+                && h != hash
+            {
+                return Some(format!("kernel source {source} differs"));
+            }
+        }
+        let (a, b) = (&self.candidates, &other.candidates);
+        if !a.is_empty() && !b.is_empty() && a != b {
+            let only: Vec<&String> =
+                a.iter().filter(|c| !b.contains(c)).chain(b.iter().filter(|c| !a.contains(c))).collect();
+            let shown: Vec<&str> = only.iter().take(2).map(|s| s.as_str()).collect();
+            return Some(format!(
+                "run-time search over other candidates ({} differ{}, e.g. {})",
+                only.len(),
+                if only.len() == 1 { "s" } else { "" },
+                shown.join(", ")
+            ));
+        }
+        None
+    }
 }
 
 /// The first parameter whose value differs, as "name a vs b".

@@ -16,13 +16,15 @@ pub fn compare(args: CompareArgs) -> Result<i32> {
         RunsFile::Baseline(b) => b.gpu_uuid.clone(),
         RunsFile::Results(_) => None,
     };
+    let noise = old_file.noise_model();
     let old = old_file.into_runs();
     let new = RunsFile::read(&args.new)?.into_runs();
     if let Some(newest) = new.last() {
         check_comparable(per_card.as_deref(), &old, &newest.gpu, args.outputs.allow_other_class)?;
     }
     let (old_label, new_label) = (args.old.display().to_string(), args.new.display().to_string());
-    let c = judge(Side { label: &old_label, runs: &old }, Side { label: &new_label, runs: &new }, &config.rule)?;
+    let old_side = Side { label: &old_label, runs: &old, noise: noise.as_ref() };
+    let c = judge(old_side, Side::of(&new_label, &new), &config.rule)?;
     if args.format.json {
         crate::output::emit_raw(comparison_json(&c));
     }

@@ -1,0 +1,302 @@
+//! The noise model a baseline learns from its own runs: how far runs of one card stray from
+//! each other (run-to-run spread) and how far cards of the class stray from each other
+//! (between-card spread), per metric, with their degrees of freedom, moderated across the
+//! metrics of a family, and the run-to-run spread of each family's change.
+//!
+//! It replaces every measured value a configuration used to carry: a verdict needs the
+//! baseline file and the policy (minimum effect, confidence), nothing else, and a GPU model the
+//! code has never seen gets the same treatment as any other from the same recording workflow
+//! (several runs per card, each in its own process; several cards for a class).
+//!
+//! # What is learned
+//!
+//! For every metric and basis (raw, clock-normalised), from the median of each run:
+//!
+//! - **run spread**: the relative standard deviation of run medians around their card's mean,
+//!   pooled over every card with two or more runs, on `runs − cards` degrees of freedom;
+//! - **card spread**: the relative standard deviation of the card means, on `cards − 1`
+//!   degrees of freedom (it carries the run noise of those means too);
+//! - **moderated** spreads: each metric's spread shrunk towards a prior fitted to the spreads of
+//!   the other metrics of its family (empirical Bayes, [`crate::stats::fit_variance_prior`]),
+//!   `s̃² = (d0·s0² + d·s²) / (d0 + d)` on `d0 + d` degrees of freedom: three runs or cards do
+//!   not mean Student's t on two degrees of freedom (9.9 at 99 %) where thirty metrics of the
+//!   family agree. A metric whose spread the prior cannot explain (`P(F(d, d0) > s²/s0²)` below
+//!   `1 − confidence`) keeps its own: a heavy-tailed metric is never narrowed by quiet ones.
+//!
+//! A per-card baseline (one card, a few runs) takes the run spreads of the class baseline as
+//! the prior of its own ([`learn`] with a prior model): the class's many runs say how runs of a
+//! metric stray, the card's own runs update it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::family::{self, Member};
+use super::gate;
+use super::series;
+use crate::results::ResultsDocument;
+use crate::stats::{MAX_PRIOR_DF, VariancePrior, f_upper_tail, fit_variance_prior};
+
+/// A relative standard deviation and the degrees of freedom it rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Relative standard deviation (0.01 is 1 %).
+    pub sd: f64,
+    /// Degrees of freedom.
+    pub df: f64,
+}
+
+impl Spread {
+    fn prior(self) -> VariancePrior {
+        VariancePrior { s0_sq: self.sd * self.sd, d0: self.df.clamp(1.0, MAX_PRIOR_DF), n: 1 }
+    }
+}
+
+/// The spreads of one metric on one basis.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spreads {
+    /// Run-to-run spread as the baseline's runs show it (`None`: no card has two runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<Spread>,
+    /// Between-card spread of the card means (`None`: fewer than two cards).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card: Option<Spread>,
+    /// The run-to-run spread verdicts use: moderated, or taken from the class prior.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_model: Option<Spread>,
+    /// The between-card spread verdicts use: moderated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_model: Option<Spread>,
+}
+
+/// The spreads of one metric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MetricNoise {
+    /// Of the values as measured.
+    pub raw: Spreads,
+    /// Of the clock-normalised values, where every run has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normalized: Option<Spreads>,
+}
+
+/// What a baseline learned about one bench family.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct FamilyNoise {
+    /// The prior of its metrics' run-to-run variances (`s0`, `d0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_prior: Option<Spread>,
+    /// The prior of its metrics' between-card variances.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_prior: Option<Spread>,
+    /// Run-to-run spread of the family's change (the median over its metrics of each metric's
+    /// log change, each run against its card's other runs): a class baseline's own, or in a
+    /// per-card baseline the class's, the prior of the card's own runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_change: Option<Spread>,
+}
+
+/// Everything a baseline learned from its runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseModel {
+    /// Runs it was learned from.
+    pub runs: usize,
+    /// Cards (GPU UUIDs) among them.
+    pub cards: usize,
+    /// Runs of the class baseline whose run spreads served as the prior (per-card baselines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_runs: Option<usize>,
+    /// Per metric, by "<benchmark id>:<metric>".
+    pub metrics: BTreeMap<String, MetricNoise>,
+    /// Per bench family.
+    pub families: BTreeMap<String, FamilyNoise>,
+}
+
+impl NoiseModel {
+    /// The spreads of metric `key` on the raw or normalised basis.
+    pub fn spreads(&self, key: &str, normalized: bool) -> Option<&Spreads> {
+        let m = self.metrics.get(key)?;
+        if normalized { m.normalized.as_ref() } else { Some(&m.raw) }
+    }
+
+    /// The run-to-run spread of `family`'s change, where learned.
+    pub fn family_run_change(&self, family: &str) -> Option<Spread> {
+        self.families.get(family).and_then(|f| f.run_change)
+    }
+}
+
+/// Fewest samples per run for a run median (the verdicts' default).
+const MIN_SAMPLES: usize = 5;
+
+/// Learns the noise model of `runs` at two-sided `confidence`; `prior`, the model of a class
+/// baseline, gives the run spreads that a per-card baseline's few runs update.
+pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f64) -> NoiseModel {
+    let cards: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.gpu.uuid.as_str()).collect();
+    let all = series::collect(runs);
+    // (key, family, basis) -> measured spreads
+    let mut measured: Vec<(String, String, bool, Spreads)> = Vec::new();
+    let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
+    for s in &all {
+        if s.inconsistent.is_some() {
+            continue;
+        }
+        let p = gate::prepare(&s.runs, MIN_SAMPLES);
+        let key = s.key();
+        measured.push((key.clone(), s.family.clone(), false, measure(&p.run_medians, &p.run_uuids)));
+        if p.normalized.is_some() && !p.normalized_run_medians.is_empty() {
+            measured.push((
+                key.clone(),
+                s.family.clone(),
+                true,
+                measure(&p.normalized_run_medians, &p.normalized_run_uuids),
+            ));
+        }
+        members.entry(s.family.clone()).or_default().push(Member {
+            better: s.better,
+            new: f64::NAN,
+            runs: p.run_uuids.iter().cloned().zip(p.run_medians.iter().copied()).collect(),
+        });
+    }
+
+    let mut model =
+        NoiseModel { runs: runs.len(), cards: cards.len(), prior_runs: prior.map(|p| p.runs), ..NoiseModel::default() };
+    // Family priors, per basis and level, fitted to the metrics' measured variances.
+    let mut run_priors: BTreeMap<(String, bool), VariancePrior> = BTreeMap::new();
+    let mut card_priors: BTreeMap<(String, bool), VariancePrior> = BTreeMap::new();
+    let families: std::collections::BTreeSet<(String, bool)> =
+        measured.iter().map(|(_, f, n, _)| (f.clone(), *n)).collect();
+    for (family, normalized) in &families {
+        let of = |pick: fn(&Spreads) -> Option<Spread>| -> Vec<(f64, f64)> {
+            measured
+                .iter()
+                .filter(|(_, f, n, _)| f == family && n == normalized)
+                .filter_map(|(_, _, _, s)| pick(s))
+                .map(|s| (s.sd * s.sd, s.df))
+                .collect()
+        };
+        if let Some(p) = fit_variance_prior(&of(|s| s.run)) {
+            run_priors.insert((family.clone(), *normalized), p);
+        }
+        if let Some(p) = fit_variance_prior(&of(|s| s.card)) {
+            card_priors.insert((family.clone(), *normalized), p);
+        }
+    }
+    for (key, family, normalized, mut spreads) in measured {
+        let class_prior = prior.and_then(|p| p.spreads(&key, normalized)).and_then(|s| s.run_model.or(s.run));
+        spreads.run_model = match class_prior {
+            Some(cp) => Some(moderated(&cp.prior(), spreads.run, confidence).unwrap_or_else(|| own(spreads.run, cp))),
+            None => family_moderated(run_priors.get(&(family.clone(), normalized)), spreads.run, confidence),
+        };
+        spreads.card_model = family_moderated(card_priors.get(&(family.clone(), normalized)), spreads.card, confidence);
+        let entry = model.metrics.entry(key).or_default();
+        if normalized {
+            entry.normalized = Some(spreads);
+        } else {
+            entry.raw = spreads;
+        }
+    }
+    for ((family, normalized), p) in &run_priors {
+        if !normalized {
+            model.families.entry(family.clone()).or_default().run_prior = Some(Spread { sd: p.s0_sq.sqrt(), df: p.d0 });
+        }
+    }
+    for ((family, normalized), p) in &card_priors {
+        if !normalized {
+            model.families.entry(family.clone()).or_default().card_prior =
+                Some(Spread { sd: p.s0_sq.sqrt(), df: p.d0 });
+        }
+    }
+    // A class baseline's own; a per-card baseline keeps the class's, the prior its own runs
+    // update when a family is judged ([`super::family`]).
+    for (family, members) in &members {
+        let run_change = match prior {
+            Some(p) => p.family_run_change(family),
+            None => family::run_change_spread(members),
+        };
+        if run_change.is_some() {
+            model.families.entry(family.clone()).or_default().run_change = run_change;
+        }
+    }
+    model
+}
+
+/// The spread `own` moderated by the family's prior, or as measured where there is no prior
+/// or the prior cannot explain it; `None` without a measured spread and without a prior.
+fn family_moderated(prior: Option<&VariancePrior>, own: Option<Spread>, confidence: f64) -> Option<Spread> {
+    match prior {
+        Some(p) => moderated(p, own, confidence).or(own),
+        None => own,
+    }
+}
+
+/// `own` (none: no degrees of freedom of its own) moderated by `prior`; `None` where the prior
+/// cannot explain it.
+fn moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) -> Option<Spread> {
+    let (s_sq, d) = own.map_or((0.0, 0.0), |s| (s.sd * s.sd, s.df));
+    if d > 0.0 && f_upper_tail(s_sq / prior.s0_sq, d, prior.d0) < 1.0 - confidence {
+        return None;
+    }
+    let (v, df) = prior.moderate(s_sq, d);
+    Some(Spread { sd: v.sqrt(), df: df.min(MAX_PRIOR_DF) })
+}
+
+/// A metric the class prior cannot explain keeps its own spread where it has one, else the
+/// class's.
+fn own(own: Option<Spread>, class: Spread) -> Spread {
+    own.unwrap_or(class)
+}
+
+/// Run and card spreads of one metric from its run medians and their cards.
+fn measure(medians: &[f64], uuids: &[String]) -> Spreads {
+    let mut cards: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (m, u) in medians.iter().zip(uuids) {
+        if m.is_finite() && *m > 0.0 {
+            cards.entry(u.as_str()).or_default().push(*m);
+        }
+    }
+    let run = super::level::pooled_spread(cards.values()).map(|(sd, df)| Spread { sd, df: f64::from(df) });
+    let means: Vec<f64> = cards.values().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+    let card = (means.len() >= 2).then(|| {
+        let mean = means.iter().sum::<f64>() / means.len() as f64;
+        let var = means.iter().map(|m| (m / mean - 1.0).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
+        Spread { sd: var.sqrt(), df: (means.len() - 1) as f64 }
+    });
+    Spreads { run, card, run_model: None, card_model: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn run_and_card_spreads_come_from_run_medians_by_card() {
+        // Two cards 10 % apart, runs 1 % either side of their card's mean.
+        let s = measure(&[99.0, 101.0, 108.9, 111.1], &ids(&["a", "a", "b", "b"]));
+        let run = s.run.unwrap();
+        assert_eq!(run.df, 2.0);
+        assert!((run.sd - 0.01414).abs() < 1e-4, "{run:?}");
+        let card = s.card.unwrap();
+        assert_eq!(card.df, 1.0);
+        assert!((card.sd - (10.0 / 105.0) * std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-4, "{card:?}");
+        // One run per card: no run spread; one card: no card spread.
+        assert!(measure(&[100.0, 110.0], &ids(&["a", "b"])).run.is_none());
+        assert!(measure(&[100.0, 101.0], &ids(&["a", "a"])).card.is_none());
+    }
+
+    #[test]
+    fn a_prior_moderates_few_degrees_of_freedom_and_spares_an_outlier() {
+        let prior = VariancePrior { s0_sq: 1e-4, d0: 40.0, n: 30 };
+        let m = moderated(&prior, Some(Spread { sd: 0.002, df: 2.0 }), 0.99).unwrap();
+        assert_eq!(m.df, 42.0);
+        assert!(m.sd > 0.009 && m.sd < 0.01, "{m:?}");
+        // 8 % where the family strays by 1 %: the prior cannot explain it.
+        assert!(moderated(&prior, Some(Spread { sd: 0.08, df: 2.0 }), 0.99).is_none());
+        assert_eq!(family_moderated(Some(&prior), Some(Spread { sd: 0.08, df: 2.0 }), 0.99).unwrap().sd, 0.08);
+        // No spread of its own: the prior as it stands.
+        let p = moderated(&prior, None, 0.99).unwrap();
+        assert_eq!((p.sd, p.df), (0.01, 40.0));
+    }
+}
