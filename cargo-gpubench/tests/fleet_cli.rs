@@ -23,10 +23,9 @@ fn tarballs() -> Vec<String> {
         .collect()
 }
 
-/// The configuration of the time of those runs (recorded before atomics ran in batches of
-/// launches): their atomics' between-card spreads.
+/// The repository's configuration (policy only: the defaults).
 fn config_of_the_runs() -> String {
-    repo().join("tests/fixtures/gpubench-before-atomics-batches.toml").display().to_string()
+    repo().join("gpubench.toml").display().to_string()
 }
 
 fn out(o: &Output) -> String {

@@ -229,11 +229,16 @@ fn family_moderated(prior: Option<&VariancePrior>, own: Option<Spread>, confiden
 }
 
 /// `own` (none: no degrees of freedom of its own) moderated by `prior`; `None` where the prior
-/// cannot explain it.
+/// cannot explain it, either way: a spread improbably large under the prior (a heavy-tailed
+/// metric is not narrowed by quiet ones) or improbably small (a metric that repeats to the last
+/// digit is not widened by noisy ones), each at `1 − confidence`.
 fn moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) -> Option<Spread> {
     let (s_sq, d) = own.map_or((0.0, 0.0), |s| (s.sd * s.sd, s.df));
-    if d > 0.0 && f_upper_tail(s_sq / prior.s0_sq, d, prior.d0) < 1.0 - confidence {
-        return None;
+    if d > 0.0 {
+        let upper = f_upper_tail(s_sq / prior.s0_sq, d, prior.d0);
+        if upper < 1.0 - confidence || 1.0 - upper < 1.0 - confidence {
+            return None;
+        }
     }
     let (v, df) = prior.moderate(s_sq, d);
     Some(Spread { sd: v.sqrt(), df: df.min(MAX_PRIOR_DF) })
@@ -295,6 +300,8 @@ mod tests {
         // 8 % where the family strays by 1 %: the prior cannot explain it.
         assert!(moderated(&prior, Some(Spread { sd: 0.08, df: 2.0 }), 0.99).is_none());
         assert_eq!(family_moderated(Some(&prior), Some(Spread { sd: 0.08, df: 2.0 }), 0.99).unwrap().sd, 0.08);
+        // Improbably quiet (0.01 % on 4 df where the family strays by 1 %): its own.
+        assert!(moderated(&prior, Some(Spread { sd: 0.0001, df: 4.0 }), 0.99).is_none());
         // No spread of its own: the prior as it stands.
         let p = moderated(&prior, None, 0.99).unwrap();
         assert_eq!((p.sd, p.df), (0.01, 40.0));
