@@ -97,7 +97,7 @@ fn fleet_names_a_slow_card_writes_every_report_and_exits_with_the_outlier_code()
     let text = out(&o);
     assert!(text.contains(CARD3) && text.contains("OUTLIER") && text.contains("dram/"), "{text}");
     assert!(
-        text.contains("scontrol update nodename=node3 state=drain reason=\"gpubench: outlier GPU-df5b3884"),
+        text.contains("scontrol update 'nodename=node3' state=drain 'reason=gpubench: outlier GPU-df5b3884"),
         "{text}"
     );
     assert_eq!(text.matches("scontrol update").count(), 1, "{text}");

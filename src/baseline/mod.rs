@@ -39,8 +39,7 @@ impl RunsFile {
     /// is [`Error::Data`].
     /// Every run must pass [`crate::results::check_document`].
     pub fn read(path: &Path) -> Result<Self> {
-        crate::results::check_regular_file(path)?;
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::results::read_document(path)?;
         let file = Self::parse(path, &bytes)?;
         for run in file.runs() {
             crate::results::check_document(run).map_err(|why| Error::data(path, why))?;

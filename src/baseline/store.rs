@@ -63,10 +63,10 @@ impl Store {
             Err(e) => return Err(e),
             Ok(()) => {}
         }
-        let bytes = match std::fs::read(&path) {
+        let bytes = match crate::results::read_document(&path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
         };
         let baseline = Baseline::parse(&path, &bytes)?;
         if baseline.key() != *key {

@@ -19,7 +19,10 @@ pub fn baseline(cmd: BaselineCommand) -> Result<i32> {
 }
 
 fn quarantine(args: BaselineQuarantineArgs) -> Result<i32> {
-    let readable = Baseline::read(&args.file).is_ok();
+    // Only a regular file is read (a named pipe would block) or moved.
+    gpubench::results::check_regular_file(&args.file)?;
+    let readable =
+        gpubench::results::read_document(&args.file).is_ok_and(|bytes| Baseline::parse(&args.file, &bytes).is_ok());
     let moved = gpubench::baseline::quarantine(&args.file, now())?;
     let note = if readable { " (it was a readable baseline)" } else { "" };
     eprintln!("moved {} to {}{note}", judge::shown(&args.file), judge::shown(&moved));
@@ -75,7 +78,8 @@ fn show(args: BaselineShowArgs) -> Result<i32> {
 fn find(store: &Store, target: &str) -> Result<(std::path::PathBuf, Baseline)> {
     let as_path = std::path::Path::new(target);
     if as_path.is_file() {
-        return Ok((as_path.to_path_buf(), Baseline::read(as_path)?));
+        let bytes = gpubench::results::read_document(as_path)?;
+        return Ok((as_path.to_path_buf(), Baseline::parse(as_path, &bytes)?));
     }
     if judge::is_file_argument(target) || as_path.exists() {
         // A file that is missing or not a regular file: a data error (exit code 5).

@@ -22,6 +22,12 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
     let rule =
         FleetRule { z_limit: args.z_limit, min_effect: args.min_effect, verdict: config.rule, ..FleetRule::default() };
     let loaded = fleet::load(&args.paths)?;
+    for (path, why) in &loaded.skipped {
+        eprintln!("skipped {path}: {why}");
+    }
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
     if loaded.runs.is_empty() && loaded.nodes.is_empty() {
         return Err(Error::Usage("no results files found in the given paths".into()));
     }
@@ -60,8 +66,12 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
         );
     }
     if args.drain_commands {
-        for line in report::drain_commands(&rep) {
+        let (lines, refused) = report::drain_commands(&rep);
+        for line in lines {
             crate::output::emit(line);
+        }
+        for r in refused {
+            eprintln!("error: {r}");
         }
     }
     Ok(if rep.has_findings() { exit::OUTLIER } else { exit::OK })
