@@ -273,3 +273,195 @@ fn bulk_inputs_with_values_that_are_not_finite_or_empty_are_refused_in_one_line(
     }
     assert!(!d.join("h.db").exists());
 }
+
+/// The quick run with each benchmark's telemetry set by `t(benchmark, sample)`, written to
+/// `dir/name`; `created` moves its start time (another run).
+fn quick_with(dir: &Path, name: &str, created: u64, t: impl Fn(usize, usize) -> SampleTelemetry) -> String {
+    let mut doc = ResultsDocument::read(&repo("tests/fixtures/h200-quick-run.json")).unwrap();
+    doc.created_unix_s += created;
+    for (bi, b) in doc.benchmarks.iter_mut().enumerate() {
+        b.telemetry = (0..b.metrics[0].samples.len()).map(|i| t(bi, i)).collect();
+    }
+    doc.write(&dir.join(name)).unwrap();
+    name.to_string()
+}
+
+use gpubench::results::{ForeignProcess, ResultsDocument, SampleTelemetry};
+
+#[test]
+fn baseline_save_refuses_poisoned_runs_and_keeps_the_replaced_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let clean = quick_with(d, "clean.json", 0, |_, _| SampleTelemetry::default());
+    let clean2 = quick_with(d, "clean2.json", 60, |_, _| SampleTelemetry::default());
+    let beside = quick_with(d, "beside.json", 120, |b, i| SampleTelemetry {
+        foreign_processes: if b == 1 && i == 2 {
+            vec![ForeignProcess {
+                pid: 4242,
+                name: Some("python3".into()),
+                used_mib: Some(874.0),
+                ..Default::default()
+            }]
+        } else {
+            Vec::new()
+        },
+        ..Default::default()
+    });
+    let hot = quick_with(d, "hot.json", 180, |_, i| SampleTelemetry { throttled: i % 2 == 0, ..Default::default() });
+    let base = d.join("baselines/nvidia-h200-cc90-132sm-140gib.json");
+    let r = run(d, &["baseline", "save", &clean, &clean2]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.err.contains("2 runs of 1 card"), "{r:?}");
+    let saved = std::fs::read(&base).unwrap();
+    for (args, why) in [
+        (vec!["baseline", "save", &beside], "measured beside another GPU process: another process (pid 4242, python3"),
+        (vec!["baseline", "save", &hot], "was throttled in"),
+        (vec!["baseline", "save", &clean, &clean], "is given twice"),
+        (vec!["baseline", "save", &clean, "--append"], "is given twice (or is already in the baseline)"),
+    ] {
+        let r = run(d, &args);
+        assert_one_error(&r, 5, why);
+        assert!(r.err.contains("--force saves anyway"), "{r:?}");
+        assert_eq!(std::fs::read(&base).unwrap(), saved, "{args:?} changed the baseline");
+    }
+    // Another configuration replacing the class baseline.
+    let other = ResultsDocument::read(&repo("tests/fixtures/h200-default-run.json")).unwrap();
+    other.write(&d.join("default.json")).unwrap();
+    let r = run(d, &["baseline", "save", "default.json"]);
+    assert_one_error(&r, 5, "is not the baseline's (profile quick");
+    assert_eq!(std::fs::read(&base).unwrap(), saved);
+    // --force saves, says what it replaced, and keeps it.
+    let r = run(d, &["baseline", "save", "default.json", "--force"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.err.contains("1 run of 1 card, replacing 2 runs of 1 card"), "{r:?}");
+    assert!(r.err.contains("nvidia-h200-cc90-132sm-140gib.json.previous"), "{r:?}");
+    assert_eq!(std::fs::read(d.join("baselines/nvidia-h200-cc90-132sm-140gib.json.previous")).unwrap(), saved);
+    let r = run(d, &["baseline", "list"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(!r.out.contains(".previous"), "{r:?}");
+    // ... and restore puts it back (the forced one becomes the previous).
+    let forced = std::fs::read(&base).unwrap();
+    let r = run(d, &["baseline", "restore", &clean]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.err.contains("restored the default baseline of nvidia-h200-cc90-132sm-140gib (2 runs of 1 card)"),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read(&base).unwrap(), saved);
+    assert_eq!(std::fs::read(d.join("baselines/nvidia-h200-cc90-132sm-140gib.json.previous")).unwrap(), forced);
+    let r = run(d, &["baseline", "restore", "--name", "nothing", &clean]);
+    assert_one_error(&r, 2, "no previous baseline to restore");
+}
+
+#[test]
+fn fleet_save_baseline_refuses_statistics_that_would_not_be_finite() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("fleet/node1")).unwrap();
+    for i in 0..2 {
+        let mut doc = ResultsDocument::read(&repo("tests/fixtures/h200-quick-run.json")).unwrap();
+        doc.created_unix_s += i;
+        // Finite samples whose mean overflows: a baseline would hold `null` statistics.
+        let m = &mut doc.benchmarks[0].metrics[0];
+        m.samples.iter_mut().for_each(|v| *v = 1.5e308);
+        m.summary.median = 1.5e308;
+        m.summary.mean = 1.5e308;
+        m.summary.min = 1.5e308;
+        m.summary.max = 1.5e308;
+        m.summary.stdev = 0.0;
+        doc.write(&d.join(format!("fleet/node1/r{i}.json"))).unwrap();
+    }
+    std::fs::write(d.join("class.json"), b"keep me").unwrap();
+    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json"]);
+    assert_one_error(&r, 5, "refused to save");
+    assert_eq!(std::fs::read(d.join("class.json")).unwrap(), b"keep me");
+    // Clean runs are saved, and the file replaced is kept.
+    std::fs::remove_dir_all(d.join("fleet")).unwrap();
+    std::fs::create_dir_all(d.join("fleet/node1")).unwrap();
+    quick_with(&d.join("fleet/node1"), "r0.json", 0, |_, _| SampleTelemetry::default());
+    quick_with(&d.join("fleet/node1"), "r1.json", 1, |_, _| SampleTelemetry::default());
+    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(std::fs::read(d.join("class.json.previous")).unwrap(), b"keep me");
+    gpubench::baseline::Baseline::read(&d.join("class.json")).unwrap();
+    // A run beside another process is refused there too, unless --force.
+    quick_with(&d.join("fleet/node1"), "r2.json", 2, |_, i| SampleTelemetry {
+        foreign_processes: if i == 0 { vec![ForeignProcess { pid: 7, ..Default::default() }] } else { Vec::new() },
+        ..Default::default()
+    });
+    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json"]);
+    assert_one_error(&r, 5, "measured beside another GPU process");
+    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json", "--force"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+}
+
+#[test]
+fn drain_commands_quote_every_value_and_refuse_forged_host_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let node = |folder: &str, host: &str, reason: &str| {
+        let p = d.join("fleet").join(folder);
+        std::fs::create_dir_all(&p).unwrap();
+        let v = serde_json::json!({"schema": "gpubench.node/1", "host": host, "exit_code": 3, "reason": reason});
+        std::fs::write(p.join("node.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    };
+    node("a", "node1", "x'; touch /tmp/pwned-by-reason; echo '$(id)`id`");
+    node("b", "node2;reboot", "no GPU");
+    node("c", "node3", "bell\u{7} and\nnew line");
+    // A raw control character: not JSON, repaired for just that file.
+    std::fs::create_dir_all(d.join("fleet/e")).unwrap();
+    std::fs::write(
+        d.join("fleet/e/node.json"),
+        b"{\"schema\":\"gpubench.node/1\",\"host\":\"node5\",\"exit_code\":3,\"reason\":\"tab\there\"}",
+    )
+    .unwrap();
+    let r = run(d, &["fleet", "fleet", "--drain-commands"]);
+    assert_eq!(r.code, Some(9), "{r:?}");
+    let lines: Vec<&str> = r.out.lines().filter(|l| l.starts_with("scontrol")).collect();
+    assert_eq!(lines.len(), 3, "{r:?}");
+    assert!(lines.contains(&"scontrol update 'nodename=node1' state=drain 'reason=gpubench: run failed (exit 3): x ; touch /tmp/pwned-by-reason; echo  $(id)`id`'"), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("scontrol update 'nodename=node3'") && l.contains("bell  and new line")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("scontrol update 'nodename=node5'") && l.contains("tab here")),
+        "{lines:?}"
+    );
+    assert!(!r.out.contains("reboot"), "{r:?}");
+    assert!(r.err.contains("node status left out: host \"node2;reboot\" is not a valid host name"), "{r:?}");
+    // What sh makes of the lines: each command's words, nothing run.
+    let script: String = lines.iter().map(|l| format!("set -- {}; printf '%s|' \"$@\"; echo\n", l)).collect();
+    let o = Command::new("sh").arg("-c").arg(&script).current_dir(d).output().unwrap();
+    let words = String::from_utf8_lossy(&o.stdout);
+    assert!(words.contains("scontrol|update|nodename=node1|state=drain|reason=gpubench: run failed (exit 3): x ; touch /tmp/pwned-by-reason; echo  $(id)`id`|"), "{words}");
+    assert!(!Path::new("/tmp/pwned-by-reason").exists());
+}
+
+#[test]
+fn forged_folder_names_get_no_drain_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Three cards in folders named by anyone who can write to the shared folder; the third is
+    // 20 % slow, an outlier whose "host" is a shell command.
+    let hosts = ["good1", "good2", "$(reboot)"];
+    for (i, h) in hosts.iter().enumerate() {
+        let folder = d.join("fleet").join(h);
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut doc = ResultsDocument::read(&repo("tests/fixtures/h200-quick-run.json")).unwrap();
+        doc.gpu.uuid = format!("GPU-0000000{i}-0000-0000-0000-000000000000");
+        if i == 2 {
+            for b in &mut doc.benchmarks {
+                for m in &mut b.metrics {
+                    m.samples.iter_mut().for_each(|v| *v *= 0.5);
+                    m.summary = gpubench::results::Summary::of(&m.samples);
+                }
+            }
+        }
+        doc.write(&folder.join("r.json")).unwrap();
+    }
+    let r = run(d, &["fleet", "fleet", "--drain-commands"]);
+    assert_eq!(r.code, Some(9), "{r:?}");
+    assert!(r.out.lines().filter(|l| l.starts_with("scontrol")).all(|l| !l.contains("reboot")), "{r:?}");
+    assert_one_error(&r, 9, "no drain command for \"$(reboot)\": not a valid host name");
+}

@@ -25,6 +25,7 @@ pub fn write_atomic_checked(path: &Path, bytes: &[u8], check: impl FnOnce(&[u8])
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    remove_stale_temporaries(dir, name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -40,6 +41,24 @@ pub fn write_atomic_checked(path: &Path, bytes: &[u8], check: impl FnOnce(&[u8])
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Removes the temporary files (`.NAME.tmp-PID`) that saves of `name` in `dir` left behind
+/// when they were killed: those whose process is gone. Another process's save in progress is
+/// left alone.
+pub fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)).and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Serialises `value` as pretty JSON and writes it atomically.
@@ -255,6 +274,22 @@ mod tests {
         }
         let e = check_regular_file(Path::new("/dev/null")).unwrap_err();
         assert!(e.to_string().ends_with("is a device, not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn temporaries_of_killed_saves_are_removed_by_the_next_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.json");
+        // No process has pid 4294967295; pid 1 always runs.
+        let stale = dir.path().join(".b.json.tmp-4294967295");
+        let live = dir.path().join(".b.json.tmp-1");
+        let other = dir.path().join(".c.json.tmp-4294967295");
+        for p in [&stale, &live, &other] {
+            std::fs::write(p, b"half").unwrap();
+        }
+        write_atomic(&path, b"new").unwrap();
+        assert!(!stale.exists() && live.exists() && other.exists());
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
     }
 
     #[test]

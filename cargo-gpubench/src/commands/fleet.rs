@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use gpubench::error::{Error, Result, exit};
 use gpubench::fleet::{self, FleetRule, report};
-use gpubench::results::{write_atomic, write_json_compact};
+use gpubench::results::write_atomic;
 
 use crate::cli::{BaselinePlace, FleetArgs};
 use gpubench::pipeline::judge;
@@ -55,10 +55,13 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
     if let Some(path) = &args.save_baseline {
         let group = rep.groups.first().ok_or_else(|| Error::Usage("no cards to make a baseline of".into()))?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-        let baseline = fleet::baseline::class_baseline(&loaded, &group.key, None, now)?;
-        write_json_compact(path, &baseline)?;
+        let (baseline, replaced) = fleet::baseline::save_class_baseline(&loaded, &group.key, path, args.force, now)?;
+        let before = match replaced {
+            Some(old) => format!(", replacing {old} (kept in {})", gpubench::baseline::previous_path(path).display()),
+            None => String::new(),
+        };
         eprintln!(
-            "saved the class baseline of {} ({} cards, {} runs) to {}",
+            "saved the class baseline of {} ({} cards, {} runs) to {}{before}",
             group.key.describe(),
             group.cards.len(),
             baseline.runs.len(),
