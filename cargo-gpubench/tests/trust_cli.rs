@@ -465,3 +465,38 @@ fn forged_folder_names_get_no_drain_command() {
     assert!(r.out.lines().filter(|l| l.starts_with("scontrol")).all(|l| !l.contains("reboot")), "{r:?}");
     assert_one_error(&r, 9, "no drain command for \"$(reboot)\": not a valid host name");
 }
+
+#[test]
+fn chipmap_writes_only_inside_its_out_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let gz = repo("results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/default.json.gz");
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()).read_to_end(&mut text).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    // A metric name that climbs out of --out.
+    let b = v["benchmarks"].as_array_mut().unwrap().iter_mut().find(|b| b["id"] == "latency/cg/4MiB").unwrap();
+    b["sm_maps"][0]["metric"] = serde_json::json!("../../escaped");
+    std::fs::write(d.join("run.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    std::fs::create_dir_all(d.join("a/b")).unwrap();
+    let r = run(d, &["chipmap", "run.json", "--benchmark", "^latency/cg/4MiB$", "--out", "a/b/maps"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let escaped: Vec<_> = walk_files(d).into_iter().filter(|p| p.to_string_lossy().contains("escaped")).collect();
+    assert!(!escaped.is_empty(), "the map is written");
+    for p in escaped {
+        assert!(p.starts_with(d.join("a/b/maps")), "{} is outside --out", p.display());
+    }
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
