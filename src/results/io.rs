@@ -118,7 +118,13 @@ pub fn describe_limit(limit: u64) -> String {
 pub fn read_to_end_limited(path: &Path, reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     reader.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(|e| {
-        if what == "the file" { Error::io(path, e) } else { Error::data(path, format!("{what} is not readable ({e})")) }
+        if what == "the file" {
+            Error::io(path, e)
+        } else if what == "the gzip stream" {
+            Error::data(path, format!("not a readable gzip stream ({e})"))
+        } else {
+            Error::data(path, format!("{what} is not readable ({e})"))
+        }
     })?;
     if out.len() as u64 > limit {
         let why = if what == "the file" {
