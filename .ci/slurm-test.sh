@@ -119,7 +119,7 @@ report="$work/shared/fleet.txt"
 [ -f "$report" ] || fail "the fleet job wrote no report ($(cat "$work"/shared/gpubench-fleet-*.out 2>/dev/null))"
 cat "$report"
 grep -q "node $host FAILED (exit 3): no CUDA" "$report" || fail "the fleet report does not name the failed node"
-grep -q "scontrol update nodename=$host state=drain reason=\"gpubench: run failed (exit 3): no CUDA" "$report" ||
+grep -q "scontrol update 'nodename=$host' state=drain 'reason=gpubench: run failed (exit 3): no CUDA" "$report" ||
     fail "the fleet report does not print the drain command"
 [ "$state" = FAILED ] || fail "the fleet job should end FAILED (exit 9), it ended $state"
 sinfo -h -o %T | grep -qE '^(idle|mixed)' || fail "the fleet job drained the node: it must only print the command"

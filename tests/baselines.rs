@@ -97,7 +97,12 @@ fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
     assert!(std::fs::read(&compressed).unwrap().starts_with(&[0x1f, 0x8b]), "still gzip");
     let names: Vec<String> =
         std::fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    assert_eq!(names, ["nvidia-h200-cc90-132sm-140gib.json.gz"]);
+    let mut names = names;
+    names.sort();
+    // The baseline the append replaced is kept beside it, under a name the folder does not list.
+    assert_eq!(names, ["nvidia-h200-cc90-132sm-140gib.json.gz", "nvidia-h200-cc90-132sm-140gib.json.gz.previous"]);
+    let previous = Baseline::parse(&compressed, &std::fs::read(store.dir().join(&names[1])).unwrap()).unwrap();
+    assert_eq!(previous.runs.len(), 1);
     let listed = store.list().unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].baseline.as_ref().unwrap().runs.len(), 2);

@@ -152,10 +152,13 @@ fn a_card_20_percent_slower_on_dram_bandwidth_is_flagged_by_name() {
     assert!(c.score > 3.5);
     let text = report::text(&rep, false);
     assert!(text.contains(CARD3) && text.contains("OUTLIER") && text.contains("dram/"));
-    let drains = report::drain_commands(&rep);
+    let (drains, refused) = report::drain_commands(&rep);
     assert_eq!(drains.len(), 1);
+    assert!(refused.is_empty());
     assert!(
-        drains[0].starts_with("scontrol update nodename=set3-runs state=drain reason=\"gpubench: outlier GPU-df5b3884")
+        drains[0]
+            .starts_with("scontrol update 'nodename=set3-runs' state=drain 'reason=gpubench: outlier GPU-df5b3884"),
+        "{drains:?}"
     );
 }
 
@@ -247,8 +250,8 @@ fn reports_in_every_format_name_the_outlier() {
     let json: serde_json::Value = serde_json::from_str(&report::json(&rep)).unwrap();
     assert_eq!(json["groups"][0]["cards"].as_array().unwrap().len(), 3);
     assert_eq!(json["failed_nodes"][0]["host"], "node7");
-    let drains = report::drain_commands(&rep);
-    assert!(drains.iter().any(|d| d.contains("nodename=node7") && d.contains("run failed (exit 3)")));
+    let (drains, _) = report::drain_commands(&rep);
+    assert!(drains.iter().any(|d| d.contains("'nodename=node7'") && d.contains("run failed (exit 3)")));
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join(gpubench::fleet::plot::file_name(&rep.groups[0]));
     gpubench::fleet::plot::envelope_svg(&svg, &rep.groups[0]).unwrap();

@@ -249,3 +249,217 @@ fn ten_thousand_mutated_results_and_baselines_neither_panic_hang_nor_poison_a_ba
     assert!(a1 > 300 && a2 > 200, "too few mutants were accepted as input: {a1}, {a2}");
     assert!(s1 > 100 && s2 > 100, "too few mutants were saved: {s1}, {s2}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Byte-level fuzzing of every reader of files: deterministic mutations of the committed
+// fixtures (truncations, bit flips, huge numbers, NaN and Infinity spelled out, gzip and
+// archive wrappers, links and pipes) through what `fleet`, `history import`, `calibrate`,
+// `compare` / `report` / `baseline save`, `baseline show` / `quarantine`, `chipmap` and
+// `dissect --from` read. Each case runs in a thread that must end within 10 s without a panic.
+
+/// A `.tar.gz` holding `members` (name, bytes).
+fn tar_gz(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, bytes) in members {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        b.append_data(&mut h, name, *bytes).unwrap();
+    }
+    gpubench::results::gzipped(&b.into_inner().unwrap())
+}
+
+/// One byte-level mutation of `bytes`.
+fn mutate_bytes(bytes: &[u8], g: &mut Gen) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    if b.is_empty() {
+        return b;
+    }
+    match g.below(8) {
+        0 => {
+            b.truncate(g.below(b.len()));
+            b
+        }
+        1 => {
+            for _ in 0..1 + g.below(8) {
+                let i = g.below(b.len());
+                b[i] ^= 1 << g.below(8);
+            }
+            b
+        }
+        2 | 3 => {
+            // A number replaced by something huge, tiny, negative or not a number.
+            const SUBST: &[&str] = &[
+                "1e308",
+                "-1e308",
+                "1e400",
+                "1.7976931348623157e308",
+                "99999999999999999999999",
+                "-0",
+                "0",
+                "NaN",
+                "\"NaN\"",
+                "Infinity",
+                "-Infinity",
+                "null",
+                "1e-400",
+                "18446744073709551616",
+            ];
+            let Ok(text) = String::from_utf8(b.clone()) else { return b };
+            let starts: Vec<usize> = text
+                .char_indices()
+                .filter(|&(i, c)| {
+                    c.is_ascii_digit() && i > 0 && matches!(text.as_bytes()[i - 1], b':' | b'[' | b',' | b' ')
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if starts.is_empty() {
+                return b;
+            }
+            let mut out = text.clone();
+            for _ in 0..1 + g.below(4) {
+                let at = starts[g.below(starts.len())];
+                if at >= out.len() || !out.is_char_boundary(at) || !out.as_bytes()[at].is_ascii_digit() {
+                    continue;
+                }
+                let end = out[at..]
+                    .find(|c: char| !(c.is_ascii_digit() || ".eE+-".contains(c)))
+                    .map_or(out.len(), |e| at + e);
+                out.replace_range(at..end, SUBST[g.below(SUBST.len())]);
+            }
+            out.into_bytes()
+        }
+        4 => {
+            // A slice of the document repeated (deep or long structures).
+            let i = g.below(b.len());
+            let j = (i + g.below(64)).min(b.len());
+            let piece = b[i..j].to_vec();
+            for _ in 0..g.below(200) {
+                b.splice(i..i, piece.iter().copied());
+            }
+            b
+        }
+        5 => {
+            let i = g.below(b.len());
+            b.insert(i, [b'\0', b'\n', 0x07, b'"', b'\\', 0xff][g.below(6)]);
+            b
+        }
+        6 => gpubench::results::gzipped(&b),
+        _ => {
+            let gz = gpubench::results::gzipped(&b);
+            let mut gz = gz;
+            let i = 10 + g.below(gz.len().saturating_sub(10).max(1));
+            if i < gz.len() {
+                gz[i] ^= 0x40;
+            }
+            gz
+        }
+    }
+}
+
+/// Runs `f` in a thread; fails when it panics or takes more than 10 s.
+fn bounded(what: &str, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = catch_unwind(AssertUnwindSafe(f));
+        let _ = tx.send(r.is_ok());
+    });
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(true) => {}
+        Ok(false) => panic!("{what} panicked"),
+        Err(_) => panic!("{what} did not finish within 10 s"),
+    }
+}
+
+/// Every file reader, on `path` (a file or a folder).
+fn every_reader(path: &Path) {
+    let p = path.to_path_buf();
+    let one = std::slice::from_ref(&p);
+    let _ = gpubench::fleet::load(one);
+    let _ = gpubench::history::import::collect(one);
+    let _ = gpubench::results::scan::runs(one);
+    if let Ok(f) = RunsFile::read(&p) {
+        for r in f.runs() {
+            let _ = summary_table(r);
+            let _ = gpubench::report::chipmap::summaries(r, None, 3.0);
+        }
+    }
+    let _ = gpubench::results::read_document(&p).map(|b| Baseline::parse(&p, &b));
+    let _ = ResultsDocument::read(&p);
+    let _ = gpubench::results::json_members(&p);
+    let _ = gpubench::dissect::read_sweeps(&p);
+    let _ = gpubench::fleet::load(one).map(|l| {
+        let rep = gpubench::fleet::analyse(&l, &gpubench::fleet::FleetRule::default());
+        let _ = (gpubench::fleet::report::drain_commands(&rep), gpubench::fleet::report::junit(&rep));
+    });
+}
+
+#[test]
+fn every_file_reader_survives_mutated_piped_and_linked_inputs() {
+    let started = Instant::now();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let quick = std::fs::read(root.join("h200-quick-run.json")).unwrap();
+    let sweeps = std::fs::read(root.join("dissect/h200-run1/sweeps.json.gz")).unwrap();
+    let node = br#"{"schema":"gpubench.node/1","host":"node1","exit_code":3,"reason":"no GPU"}"#.to_vec();
+    let run = seed_run();
+    let store_dir = tempfile::tempdir().unwrap();
+    let key = BaselineKey::for_gpu(&run.gpu, Some("seed"), false).unwrap();
+    let (bpath, _) = Store::new(store_dir.path()).save(&key, vec![run], SaveMode::Replace, 1).unwrap();
+    let baseline = std::fs::read(bpath).unwrap();
+    let seeds: Vec<(&str, Vec<u8>)> = vec![
+        ("results.json", quick.clone()),
+        ("baseline.json", baseline),
+        ("node.json", node),
+        ("sweeps.json.gz", sweeps),
+        ("runs.tar.gz", tar_gz(&[("runs/r.json", &quick)])),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = Gen(0x5851_f42d_4c95_7f2d);
+    let mut cases = 0;
+    for round in 0..40 {
+        for (name, bytes) in &seeds {
+            let case = dir.path().join(format!("c{round}-{cases}"));
+            std::fs::create_dir_all(case.join("node1")).unwrap();
+            let file = case.join("node1").join(name);
+            std::fs::write(&file, mutate_bytes(bytes, &mut g)).unwrap();
+            // A dissect folder for read_sweeps, an archive member for the walkers.
+            if name.ends_with(".json") && g.below(3) == 0 {
+                let member = std::fs::read(&file).unwrap();
+                std::fs::write(case.join("wrapped.tar.gz"), tar_gz(&[("m.json", &member)])).unwrap();
+            }
+            let (f, c) = (file.clone(), case.clone());
+            bounded(&format!("{} (case {})", f.display(), cases), move || {
+                every_reader(&f);
+                every_reader(&c);
+            });
+            cases += 1;
+        }
+    }
+    // Links: a folder that links back to itself, nested; a link to a pipe; pipes named as
+    // results, compressed results and archives.
+    let odd = dir.path().join("odd");
+    std::fs::create_dir_all(odd.join("a/b/c")).unwrap();
+    std::fs::write(odd.join("a/b/c/r.json"), &quick).unwrap();
+    std::os::unix::fs::symlink(&odd, odd.join("a/b/c/up")).unwrap();
+    std::os::unix::fs::symlink(odd.join("a"), odd.join("a/b/again")).unwrap();
+    std::os::unix::fs::symlink(odd.join("missing"), odd.join("a/dangling.json")).unwrap();
+    let mut pipes = Vec::new();
+    for n in ["p.json", "p.json.gz", "p.tar.gz", "p.tar.xz"] {
+        let p = odd.join(n);
+        if std::process::Command::new("mkfifo").arg(&p).status().is_ok_and(|s| s.success()) {
+            std::os::unix::fs::symlink(&p, odd.join(format!("link-{n}"))).unwrap();
+            pipes.push(p);
+        }
+    }
+    let o = odd.clone();
+    bounded("a folder with link loops and pipes", move || {
+        every_reader(&o);
+        let l = gpubench::fleet::load(std::slice::from_ref(&o)).unwrap();
+        assert_eq!(l.runs.len(), 1, "the one run, counted once");
+    });
+    for p in pipes {
+        bounded(&format!("the pipe {}", p.display()), move || every_reader(&p));
+    }
+    println!("{cases} mutated inputs and the odd folder in {:.1} s", started.elapsed().as_secs_f64());
+}

@@ -96,7 +96,7 @@ fn fleet_names_a_slow_card_writes_every_report_and_exits_with_the_outlier_code()
     let text = out(&o);
     assert!(text.contains(CARD3) && text.contains("OUTLIER") && text.contains("dram/"), "{text}");
     assert!(
-        text.contains("scontrol update nodename=node3 state=drain reason=\"gpubench: outlier GPU-df5b3884"),
+        text.contains("scontrol update 'nodename=node3' state=drain 'reason=gpubench: outlier GPU-df5b3884"),
         "{text}"
     );
     assert_eq!(text.matches("scontrol update").count(), 1, "{text}");
@@ -201,6 +201,36 @@ fn kubernetes_health_check_labels_and_taints_a_failing_node() {
     assert!(script.contains("gpubench-archive/bin/cargo-gpubench health --archive gpubench-archive"), "{script}");
     assert!(script.contains("kubectl taint node \"$NODE_NAME\" gpubench.io/unhealthy=gpu:NoSchedule"));
     assert!(script.contains("gpubench.io/health=fail"));
+}
+
+#[test]
+fn kubernetes_health_check_fits_any_node_and_holds_no_gpu_while_idle() {
+    let docs = yaml_docs("gpubench-health.yaml");
+    let pod = &docs[3]["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    // The DaemonSet's own pod requests no GPU: it schedules on a node of any size and holds
+    // nothing while it sleeps.
+    let resources = serde_yaml::to_string(&container["resources"]).unwrap();
+    assert!(!resources.contains("nvidia.com/gpu"), "{resources}");
+    let script = container["args"][0].as_str().unwrap();
+    // Each pass: a Job pinned to the node that requests what the node has, then released.
+    assert!(script.contains("jsonpath='{.status.allocatable.nvidia\\.com/gpu}'"), "{script}");
+    let manifest = &script[script.find("<<EOF").unwrap() + 6..script.find("\nEOF").unwrap()];
+    let manifest = manifest
+        .replace("$job", "gpubench-health-n1-1")
+        .replace("$CHECK_WAIT_S", "1800")
+        .replace("\"$NODE_NAME\"", "n1")
+        .replace("$IMAGE", "img")
+        .replace("$gpus", "4");
+    let job: serde_yaml::Value = serde_yaml::from_str(&manifest).unwrap();
+    assert_eq!(job["kind"], "Job");
+    let spec = &job["spec"]["template"]["spec"];
+    assert_eq!(spec["nodeSelector"]["kubernetes.io/hostname"], "n1");
+    assert_eq!(spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], 4);
+    assert_eq!(job["spec"]["activeDeadlineSeconds"], 1800);
+    let rules = serde_yaml::to_string(&docs[1]["rules"]).unwrap();
+    assert!(rules.contains("jobs") && rules.contains("create") && rules.contains("pods/log"), "{rules}");
+    assert!(repo().join("deploy/README.md").is_file());
 }
 
 #[test]

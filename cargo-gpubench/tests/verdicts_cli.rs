@@ -203,9 +203,10 @@ fn baselines_are_saved_listed_shown_and_compared_offline() {
     let o = run(dir.path(), &["baseline", "save", r]);
     assert_exit(&o, 0);
     assert!(stderr(&o).contains("saved the default baseline of nvidia-h200-cc90-132sm-140gib (1 run) to baselines/nvidia-h200-cc90-132sm-140gib.json"), "{}", stderr(&o));
-    let o = run(dir.path(), &["baseline", "save", r, r, "--name", "r580"]);
+    // The same run three times: refused as a duplicate unless forced.
+    let o = run(dir.path(), &["baseline", "save", r, r, "--name", "r580", "--force"]);
     assert_exit(&o, 0);
-    let o = run(dir.path(), &["baseline", "save", r, "--name", "r580", "--append"]);
+    let o = run(dir.path(), &["baseline", "save", r, "--name", "r580", "--append", "--force"]);
     assert_exit(&o, 0);
     assert!(stderr(&o).contains("(3 runs)"), "{}", stderr(&o));
 

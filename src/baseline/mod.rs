@@ -16,13 +16,14 @@ use crate::error::{Error, Result};
 use crate::results::{RESULTS_SCHEMA, ResultsDocument, parse_json};
 
 mod document;
+pub mod guard;
 mod key;
 mod store;
 mod validate;
 
 pub use document::{BASELINE_SCHEMA, Baseline, BaselineMetric, TelemetrySummary};
 pub use key::{BaselineKey, validate_name};
-pub use store::{Listed, SaveMode, Store};
+pub use store::{Listed, SaveMode, Store, previous_path};
 pub use validate::{check_baseline, check_runs, quarantine, quarantine_path};
 
 /// What a file of runs holds: one results document, or a baseline's runs.
@@ -39,8 +40,7 @@ impl RunsFile {
     /// is [`Error::Data`].
     /// Every run must pass [`crate::results::check_document`].
     pub fn read(path: &Path) -> Result<Self> {
-        crate::results::check_regular_file(path)?;
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::results::read_document(path)?;
         let file = Self::parse(path, &bytes)?;
         for run in file.runs() {
             crate::results::check_document(run).map_err(|why| Error::data(path, why))?;

@@ -20,6 +20,13 @@ pub enum SaveMode {
     },
 }
 
+/// Where a save keeps the baseline it replaced: `<file name>.previous` beside it (not a
+/// `*.json` name, so the folder does not list it as a baseline).
+pub fn previous_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "baseline".into());
+    path.with_file_name(format!("{name}.previous"))
+}
+
 /// One file found in the folder, read or not.
 #[derive(Debug)]
 pub struct Listed {
@@ -63,10 +70,10 @@ impl Store {
             Err(e) => return Err(e),
             Ok(()) => {}
         }
-        let bytes = match std::fs::read(&path) {
+        let bytes = match crate::results::read_document(&path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
         };
         let baseline = Baseline::parse(&path, &bytes)?;
         if baseline.key() != *key {
@@ -128,6 +135,17 @@ impl Store {
         if is_gzipped_name(&path) {
             bytes = gzipped(&bytes);
         }
+        // The baseline replaced stays recoverable: its bytes, as they were, in `<file>.previous`
+        // (`cargo gpubench baseline restore` puts them back).
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
+            let old = crate::results::read_to_end_limited(
+                &path,
+                crate::results::open_regular(&path)?,
+                crate::results::document_limit(),
+                "the file",
+            )?;
+            crate::results::write_atomic(&previous_path(&path), &old)?;
+        }
         write_atomic_checked(&path, &bytes, |back| {
             let read = Baseline::parse(&path, back).map_err(|e| refused(format!("it would not read back: {e}")))?;
             check_baseline(&read).map_err(|why| refused(format!("it would not read back: {why}")))?;
@@ -149,6 +167,48 @@ impl Store {
             }
         }
         baseline
+    }
+
+    /// Puts the baseline that the last save of `key` replaced back (from `<file>.previous`); the
+    /// baseline it replaces becomes `<file>.previous` in turn, so a restore can be undone the
+    /// same way. Returns the file and the baseline restored.
+    pub fn restore(&self, key: &BaselineKey) -> Result<(PathBuf, Baseline)> {
+        let path = self.path(key);
+        let previous = previous_path(&path);
+        let old = match crate::results::read_document(&previous) {
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Usage(format!(
+                    "no previous baseline to restore: {} does not exist",
+                    previous.display()
+                )));
+            }
+            other => other?,
+        };
+        let raw = crate::results::read_to_end_limited(
+            &previous,
+            crate::results::open_regular(&previous)?,
+            crate::results::document_limit(),
+            "the file",
+        )?;
+        let baseline = Baseline::parse(&previous, &old)?;
+        if baseline.key() != *key {
+            return Err(Error::data(
+                &previous,
+                format!("holds the {}, not the {}", baseline.key().describe(), key.describe()),
+            ));
+        }
+        let current = match crate::results::open_regular(&path) {
+            Ok(f) => Some(crate::results::read_to_end_limited(&path, f, crate::results::document_limit(), "the file")?),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        // Both versions are in memory and on disk at every step.
+        crate::results::write_atomic(&path, &raw)?;
+        match current {
+            Some(bytes) => crate::results::write_atomic(&previous, &bytes)?,
+            None => std::fs::remove_file(&previous).map_err(|e| Error::io(&previous, e))?,
+        }
+        Ok((path, baseline))
     }
 
     /// Every `*.json` and `*.json.gz` file of the folder (hidden and temporary files skipped),

@@ -15,7 +15,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStrea
 
 pub use compile::{Compiled, CompiledKernels, compile, nvrtc_version};
 pub use identity::driver_api_version;
-pub use symbols::{DRIVER_SYMBOLS, NVRTC_SYMBOLS, catch_missing_symbols};
+pub use symbols::{DRIVER_SYMBOLS, NVRTC_SYMBOLS, catch_missing_symbols, library_failed};
 pub use timer::EventTimer;
 
 use crate::error::{CudaResultExt, Error, Result};
@@ -93,8 +93,9 @@ pub fn arch_without_context(ordinal: usize) -> Result<String> {
 /// One opened GPU: its context, the stream all benchmarks use, its identity and the kernels
 /// compiled for it so far (each source is compiled once per process).
 pub struct Gpu {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    // Dropped by hand: not at all once the library failed (see `Drop for Gpu`).
+    ctx: std::mem::ManuallyDrop<Arc<CudaContext>>,
+    stream: std::mem::ManuallyDrop<Arc<CudaStream>>,
     identity: GpuIdentity,
     stack: Stack,
     modules: Mutex<HashMap<&'static str, Arc<CompiledKernels>>>,
@@ -125,7 +126,13 @@ impl Gpu {
             cudarc_feature: CUDARC_FEATURE.into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
         };
-        Ok(Gpu { ctx, stream, identity, stack, modules: Mutex::new(HashMap::new()) })
+        Ok(Gpu {
+            ctx: std::mem::ManuallyDrop::new(ctx),
+            stream: std::mem::ManuallyDrop::new(stream),
+            identity,
+            stack,
+            modules: Mutex::new(HashMap::new()),
+        })
     }
 
     /// Identity and fixed properties.
@@ -206,6 +213,25 @@ impl Gpu {
     /// Free and total device memory, bytes.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         self.ctx.mem_get_info().cuda_context(|| "reading free memory".into())
+    }
+}
+
+impl Drop for Gpu {
+    /// Releases the modules, stream and context, unless the driver library failed (an entry
+    /// point was missing) or a panic unwinds: clean-up calls into the library again, and a
+    /// second panic while unwinding aborts the process. The process is ending then anyway; the
+    /// driver releases what it holds.
+    fn drop(&mut self) {
+        if std::thread::panicking() || symbols::library_failed() {
+            let modules = std::mem::take(self.modules.get_mut().unwrap_or_else(|p| p.into_inner()));
+            std::mem::forget(modules);
+            return;
+        }
+        // SAFETY: each field is dropped once, here, and not used after.
+        unsafe {
+            std::mem::ManuallyDrop::drop(&mut self.stream);
+            std::mem::ManuallyDrop::drop(&mut self.ctx);
+        }
     }
 }
 

@@ -5,10 +5,25 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a missing-symbol panic was seen: the library failed, and clean-up must not call
+/// into it again ([`library_failed`]).
+static FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a libcuda or libnvrtc entry point was found missing in this process.
+pub fn library_failed() -> bool {
+    FAILED.load(Ordering::SeqCst)
+}
 
 use crate::error::{Error, Result};
 
-/// Driver entry points every run calls (present in every driver gpubench supports, R570+).
+/// Driver entry points gpubench calls, directly or through cudarc (present in every driver
+/// gpubench supports, R570+): every run's, and those of clean-up (cudarc's `Drop` of contexts,
+/// streams, events, modules and buffers). A symbol missing here would be called unchecked, and
+/// cudarc panics on a missing symbol; a panic inside clean-up while another one unwinds
+/// aborts the process. `tests` below and `faults_cli.rs` (a stub libcuda exporting exactly
+/// this list) keep it complete.
 pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuInit",
     "cuDriverGetVersion",
@@ -16,18 +31,41 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuDeviceGet",
     "cuDeviceGetAttribute",
     "cuDeviceGetName",
+    "cuDeviceGetUuid",
+    "cuDeviceGetUuid_v2",
+    "cuDeviceTotalMem_v2",
+    "cuDeviceGetPCIBusId",
     "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxGetCurrent",
     "cuCtxSetCurrent",
+    "cuCtxSynchronize",
     "cuModuleLoadData",
     "cuModuleGetFunction",
+    "cuModuleGetGlobal_v2",
+    "cuModuleUnload",
+    "cuFuncGetAttribute",
+    "cuFuncSetAttribute",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
     "cuLaunchKernel",
     "cuMemAlloc_v2",
     "cuMemFree_v2",
+    "cuMemAllocAsync",
+    "cuMemFreeAsync",
+    "cuMemGetInfo_v2",
+    "cuMemsetD8Async",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuStreamCreate",
+    "cuStreamDestroy_v2",
+    "cuStreamSynchronize",
+    "cuStreamWaitEvent",
     "cuEventCreate",
+    "cuEventDestroy_v2",
     "cuEventRecord",
+    "cuEventQuery",
     "cuEventSynchronize",
     "cuEventElapsedTime_v2",
-    "cuStreamSynchronize",
     "cuGetErrorName",
 ];
 
@@ -101,7 +139,10 @@ pub fn catch_missing_symbols<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => match panic_text(payload.as_ref()).and_then(missing_symbol) {
-            Some(symbol) => Err(symbol_error(symbol)),
+            Some(symbol) => {
+                FAILED.store(true, Ordering::SeqCst);
+                Err(symbol_error(symbol))
+            }
             None => std::panic::resume_unwind(payload),
         },
     }
@@ -116,6 +157,8 @@ fn quiet_missing_symbol_panics() {
         std::panic::set_hook(Box::new(move |info| {
             if panic_text(info.payload()).and_then(missing_symbol).is_none() {
                 previous(info);
+            } else {
+                FAILED.store(true, Ordering::SeqCst);
             }
         }));
     });
@@ -149,6 +192,42 @@ mod tests {
         let e = catch_missing_symbols::<()>(|| panic!("Missing symbol nvrtcGetCUBIN: x")).unwrap_err();
         assert!(matches!(e, Error::NvrtcSymbol(ref s) if s == "nvrtcGetCUBIN"));
         assert_eq!(catch_missing_symbols(|| Ok(7)).unwrap(), 7);
+    }
+
+    #[test]
+    fn every_symbol_of_the_calls_and_their_clean_up_is_checked() {
+        // What cudarc 0.19 calls for the methods gpubench uses (CudaContext::new and its Drop,
+        // streams, events, modules, buffers, launches, occupancy, globals), as its sources show.
+        let used = [
+            "cuInit",
+            "cuDeviceGet",
+            "cuDevicePrimaryCtxRetain",
+            "cuDevicePrimaryCtxRelease_v2",
+            "cuDeviceGetAttribute",
+            "cuCtxGetCurrent",
+            "cuCtxSetCurrent",
+            "cuStreamCreate",
+            "cuStreamDestroy_v2",
+            "cuEventCreate",
+            "cuEventDestroy_v2",
+            "cuModuleUnload",
+            "cuMemAllocAsync",
+            "cuMemFreeAsync",
+            "cuMemsetD8Async",
+            "cuMemcpyHtoDAsync_v2",
+            "cuMemcpyDtoHAsync_v2",
+            "cuModuleGetGlobal_v2",
+            "cuFuncSetAttribute",
+            "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "cuMemGetInfo_v2",
+        ];
+        for s in used {
+            assert!(DRIVER_SYMBOLS.contains(&s), "{s} is called but not checked at start-up");
+        }
+        let mut sorted = DRIVER_SYMBOLS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), DRIVER_SYMBOLS.len(), "no symbol twice");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::report::format_value;
 use crate::results::{
     BenchmarkResult, Better, ClockDomain, Fact, FactValue, GpuIdentity, Metric, RESULTS_SCHEMA, ResultsDocument,
-    Settings, Stack, check_regular_file, parse_json, read_json, write_atomic, write_json,
+    Settings, Stack, read_json, write_atomic, write_json,
 };
 
 /// Schema tag of [`DissectDocument`].
@@ -67,14 +67,7 @@ pub fn read_sweeps(path: &FsPath) -> Result<Sweeps> {
             path.display()
         )));
     };
-    if file.extension().is_some_and(|e| e == "gz") {
-        check_regular_file(&file)?;
-        let mut bytes = Vec::new();
-        let f = std::fs::File::open(&file).map_err(|e| Error::io(&file, e))?;
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(f), &mut bytes)
-            .map_err(|e| Error::data(&file, format!("not a readable gzip file ({e})")))?;
-        return parse_json(&file, &bytes, SWEEPS_SCHEMA);
-    }
+    // Gzipped or not, within the document limit (1 GiB once decompressed).
     read_json(&file, SWEEPS_SCHEMA)
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::baseline::BASELINE_SCHEMA;
 use crate::error::{Error, Result};
-use crate::results::{RESULTS_SCHEMA, ResultsDocument, is_tarball, json_members, parse_json, tarball_stem};
+use crate::results::{RESULTS_SCHEMA, ResultsDocument, is_tarball, parse_json};
 
 /// Schema tag of a [`NodeStatus`] file.
 pub const NODE_SCHEMA: &str = "gpubench.node/1";
@@ -47,71 +47,92 @@ pub struct Loaded {
     pub nodes: Vec<NodeStatus>,
     /// Files inside folders that were not ours (other JSON), with why they were skipped.
     pub skipped: Vec<(String, String)>,
+    /// What was read but changed or left out on the way (a node status with control
+    /// characters or an invalid host name), one line each.
+    pub warnings: Vec<String>,
 }
 
 /// Reads every path: a file named on the command line must be a results, baseline or node
 /// status file or a `.tar.gz` / `.tar.xz` of results (else [`Error::Data`]); in folders, JSON files of
-/// other schemas are skipped and listed, while a corrupt file of ours is still an error.
+/// other schemas, named pipes and other files that are not regular files are skipped and
+/// listed, symbolic links to folders are not followed ([`crate::results::scan`]), while a
+/// corrupt file of ours is still an error. Every run must have finite statistics
+/// ([`crate::results::check_finite`]).
 pub fn load(paths: &[PathBuf]) -> Result<Loaded> {
     let mut loaded = Loaded::default();
-    for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
-        if meta.is_dir() {
-            walk(p, &mut loaded)?;
-        } else {
-            read_file(p, &mut loaded, true)?;
+    let mut skipped = Vec::new();
+    let mut archives: Vec<(String, usize)> = Vec::new();
+    crate::results::scan::scan(paths, &mut skipped, &mut |input| {
+        if let Some((archive, _)) = input.origin.split_once(".tar.") {
+            if archives.last().is_none_or(|(a, _)| a != archive) {
+                archives.push((archive.to_string(), 0));
+            }
+            let before = loaded.runs.len();
+            take(&input.path, &input.origin, input.host, &input.bytes, input.named, &mut loaded)?;
+            if let Some(last) = archives.last_mut() {
+                last.1 += loaded.runs.len() - before;
+            }
+            return Ok(());
+        }
+        take(&input.path, &input.origin, input.host, &input.bytes, input.named, &mut loaded)
+    })?;
+    loaded.skipped.extend(skipped);
+    // A named archive without runs is a mistake worth an error.
+    for p in paths.iter().filter(|p| is_tarball(p) && !p.is_dir()) {
+        let stem = p.display().to_string();
+        let stem = stem.split_once(".tar.").map_or(stem.as_str(), |(a, _)| a).to_string();
+        if !archives.iter().any(|(a, n)| *a == stem && *n > 0) {
+            return Err(Error::data(p, "the archive holds no results JSON"));
         }
     }
     Ok(loaded)
 }
 
-fn walk(dir: &Path, loaded: &mut Loaded) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| !p.file_name().and_then(|n| n.to_str()).unwrap_or(".").starts_with('.'))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, loaded)?;
-        } else if is_json(&p) || is_tarball(&p) {
-            read_file(&p, loaded, false)?;
-        }
-    }
-    Ok(())
-}
-
-fn is_json(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e == "json")
-}
-
-fn host_of(p: &Path) -> Option<String> {
-    p.parent().and_then(|d| d.file_name()).and_then(|n| n.to_str()).map(str::to_owned)
-}
-
-fn read_file(p: &Path, loaded: &mut Loaded, named: bool) -> Result<()> {
-    if is_tarball(p) {
-        return read_tarball(p, loaded);
-    }
-    let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
-    take(p, &p.display().to_string(), host_of(p), &bytes, named, loaded)
-}
-
 /// Files our own of `bytes` go into `loaded`; others are skipped (or, when `named` on the
 /// command line, refused).
 fn take(p: &Path, origin: &str, host: Option<String>, bytes: &[u8], named: bool, loaded: &mut Loaded) -> Result<()> {
-    let bytes = &*crate::results::decompressed(p, bytes)?;
-    let value = serde_json::from_slice::<serde_json::Value>(bytes).ok();
+    let mut value = serde_json::from_slice::<serde_json::Value>(bytes).ok();
+    let mut repaired = None;
+    if value.is_none() {
+        // A node status written by a shell with a raw control character in its reason is not
+        // JSON; read it with the character escaped rather than fail the whole fleet.
+        let escaped = escape_controls_in_strings(bytes);
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&escaped)
+            && v.get("schema").and_then(|s| s.as_str()) == Some(NODE_SCHEMA)
+        {
+            value = Some(v);
+            repaired = Some(escaped);
+        }
+    }
+    let bytes = repaired.as_deref().unwrap_or(bytes);
     let schema = value.as_ref().and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_owned));
+    let checked = |doc: ResultsDocument| -> Result<ResultsDocument> {
+        crate::results::check_finite(&doc).map_err(|why| Error::data(p, why))?;
+        Ok(doc)
+    };
     match schema.as_deref() {
-        Some(NODE_SCHEMA) => loaded.nodes.push(parse_json(p, bytes, NODE_SCHEMA)?),
+        Some(NODE_SCHEMA) => {
+            let node: NodeStatus = parse_json(p, bytes, NODE_SCHEMA)?;
+            match node.checked() {
+                Ok((node, note)) => {
+                    if let Some(note) = note {
+                        loaded.warnings.push(format!("{origin}: {note}"));
+                    }
+                    loaded.nodes.push(node);
+                }
+                Err(why) => {
+                    loaded.warnings.push(format!("{origin}: node status left out: {why}"));
+                    loaded.skipped.push((origin.to_string(), format!("node status left out: {why}")));
+                }
+            }
+        }
         Some(RESULTS_SCHEMA) => {
-            let doc = parse_json(p, bytes, RESULTS_SCHEMA)?;
+            let doc = checked(parse_json(p, bytes, RESULTS_SCHEMA)?)?;
             loaded.runs.push(LoadedRun { origin: origin.to_string(), host, doc });
         }
         Some(BASELINE_SCHEMA) => {
             for doc in crate::baseline::Baseline::parse(p, bytes)?.runs {
+                let doc = checked(doc)?;
                 loaded.runs.push(LoadedRun { origin: origin.to_string(), host: host.clone(), doc });
             }
         }
@@ -120,6 +141,7 @@ fn take(p: &Path, origin: &str, host: Option<String>, bytes: &[u8], named: bool,
             loaded.skipped.push((origin.to_string(), "JSON without a `schema` field".into()))
         }
         // Named on the command line, or unparsable: the results reader says what is wrong.
+        // (A node status named directly is read as it is.)
         _ => {
             parse_json::<ResultsDocument>(p, bytes, RESULTS_SCHEMA)?;
         }
@@ -127,15 +149,58 @@ fn take(p: &Path, origin: &str, host: Option<String>, bytes: &[u8], named: bool,
     Ok(())
 }
 
-fn read_tarball(p: &Path, loaded: &mut Loaded) -> Result<()> {
-    let before = loaded.runs.len();
-    let host = tarball_stem(p);
-    for (name, bytes) in json_members(p)? {
-        let origin = format!("{}:{name}", p.display());
-        take(Path::new(&origin), &origin, host.clone(), &bytes, false, loaded)?;
+impl NodeStatus {
+    /// The status when its host is a valid host name (else why not), its reason's control
+    /// characters (a line break would forge report lines) replaced by spaces, with a note
+    /// saying so.
+    pub fn checked(mut self) -> std::result::Result<(Self, Option<String>), String> {
+        if !valid_host_name(&self.host) {
+            return Err(format!("host {:?} is not a valid host name", self.host));
+        }
+        let mut note = None;
+        if self.reason.chars().any(char::is_control) {
+            note = Some(format!("control characters in the reason of host {} replaced by spaces", self.host));
+            self.reason = self.reason.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        }
+        Ok((self, note))
     }
-    if loaded.runs.len() == before {
-        return Err(Error::data(p, "the archive holds no results JSON"));
+}
+
+/// `bytes` with every control character inside a JSON string written as a `\u00XX` escape
+/// (JSON forbids them raw); the rest as it is.
+fn escape_controls_in_strings(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            } else if b < 0x20 {
+                out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+                continue;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        }
+        out.push(b);
     }
-    Ok(())
+    out
+}
+
+/// A host name as DNS allows it (RFC 1123): labels of letters, digits and inner hyphens, 1-63
+/// characters each, separated by dots, 253 characters at most. Safe to put on a command line.
+pub fn valid_host_name(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
 }

@@ -210,30 +210,52 @@ pub fn json(report: &FleetReport) -> String {
     serde_json::to_string_pretty(report).expect("fleet reports serialise")
 }
 
-/// A drain reason Slurm accepts in one quoted word: no quotes, at most 200 characters.
+/// A drain reason Slurm accepts in one quoted word: no quotes, no control characters, at
+/// most 200 characters.
 pub fn drain_reason(text: &str) -> String {
     let clean: String = text.chars().map(|c| if c == '"' || c == '\'' || c.is_control() { ' ' } else { c }).collect();
     clean.chars().take(200).collect()
 }
 
-/// The `scontrol` line that drains `host` with `reason`.
+/// `value` as one word for a POSIX shell: in single quotes, each `'` written as `'\''`.
+pub fn sh_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "'\\''"))
+}
+
+/// The `scontrol` line that drains `host` with `reason`, every value quoted for a POSIX
+/// shell. The host must be a valid host name ([`crate::fleet::input::valid_host_name`]); the
+/// caller refuses others.
 pub fn drain_command(host: &str, reason: &str) -> String {
-    format!("scontrol update nodename={host} state=drain reason=\"{}\"", drain_reason(reason))
+    format!(
+        "scontrol update {} state=drain {}",
+        sh_quote(&format!("nodename={host}")),
+        sh_quote(&format!("reason={}", drain_reason(reason)))
+    )
 }
 
 /// One drain command per node that needs attention: the hosts of outlier cards, and nodes
-/// whose run failed. Printed for an operator (or a later job step), never run here.
-pub fn drain_commands(report: &FleetReport) -> Vec<String> {
+/// whose run failed. Printed for an operator (or a later job step), never run here. Hosts
+/// that are not valid host names (a folder or archive name chosen by anyone who can write to
+/// the shared folder) get no command: they are returned apart, to be reported.
+pub fn drain_commands(report: &FleetReport) -> (Vec<String>, Vec<String>) {
     let mut lines = Vec::new();
+    let mut refused = Vec::new();
+    let mut add = |host: &str, reason: String| {
+        if crate::fleet::input::valid_host_name(host) {
+            lines.push(drain_command(host, &reason));
+        } else {
+            refused.push(format!("no drain command for {host:?}: not a valid host name"));
+        }
+    };
     for (_, c) in report.outliers() {
         for h in &c.hosts {
-            lines.push(drain_command(h, &format!("gpubench: outlier {} {}", c.uuid, card_reason(c))));
+            add(h, format!("gpubench: outlier {} {}", c.uuid, card_reason(c)));
         }
     }
     for n in &report.failed_nodes {
-        lines.push(drain_command(&n.host, &format!("gpubench: run failed (exit {}): {}", n.exit_code, n.reason)));
+        add(&n.host, format!("gpubench: run failed (exit {}): {}", n.exit_code, n.reason));
     }
-    lines
+    (lines, refused)
 }
 
 /// The combined table of a multi-GPU run: one row per GPU with how its process ended.

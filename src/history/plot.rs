@@ -15,6 +15,12 @@ use crate::stats::median;
 const SIZE: (u32, u32) = (1000, 640);
 /// Series beyond this many are drawn without a legend entry.
 const LEGEND_MAX: usize = 12;
+/// Changes beyond this many percent are drawn at the edge of the plot: a run whose median is
+/// huge (but finite) relative to its series would otherwise stretch the axis beyond what a
+/// float holds, and the axis never ends.
+const CLIP_PCT: f64 = 1000.0;
+/// Clocks beyond this many MHz are drawn at the edge of the lower plot.
+const CLIP_MHZ: f64 = 100_000.0;
 
 fn draw_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::data(path, format!("could not draw the plot ({e})"))
@@ -79,8 +85,10 @@ fn family_plot(path: &Path, title: &str, series: &[&AnalysedSeries], report: &Hi
                 .series
                 .points
                 .iter()
-                .filter(|_| m != 0.0)
+                .filter(|_| m != 0.0 && m.is_finite())
                 .map(|p| (index[&p.run_id] as f64, 100.0 * (p.value / m - 1.0)))
+                .filter(|p| !p.1.is_nan())
+                .map(|(x, y)| (x, y.clamp(-CLIP_PCT, CLIP_PCT)))
                 .collect();
             (format!("{}/{}", s.series.key.benchmark, s.series.key.metric), pts)
         })
@@ -182,12 +190,24 @@ fn family_plot(path: &Path, title: &str, series: &[&AnalysedSeries], report: &Hi
             }
         }
     }
-    let clock_pts: Vec<(f64, f64)> =
-        clocks.iter().enumerate().filter_map(|(i, v)| median(v).map(|m| (i as f64, m))).collect();
-    let share_pts: Vec<(f64, f64)> =
-        shares.iter().enumerate().filter_map(|(i, v)| median(v).map(|m| (i as f64, 100.0 * m))).collect();
+    let clock_pts: Vec<(f64, f64)> = clocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| median(v).filter(|m| !m.is_nan()).map(|m| (i as f64, m.clamp(0.0, CLIP_MHZ))))
+        .collect();
+    let share_pts: Vec<(f64, f64)> = shares
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| median(v).filter(|m| !m.is_nan()).map(|m| (i as f64, (100.0 * m).clamp(0.0, 100.0))))
+        .collect();
     let (c_lo, c_hi) = clock_pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| (a.0.min(p.1), a.1.max(p.1)));
-    let (c_lo, c_hi) = if c_lo.is_finite() { (c_lo * 0.95, c_hi * 1.02) } else { (0.0, 1.0) };
+    let (c_lo, c_hi) = if c_lo.is_finite() && c_hi > c_lo {
+        (c_lo * 0.95, c_hi * 1.02)
+    } else if c_lo.is_finite() {
+        (c_lo * 0.95, c_lo * 1.05 + 1.0)
+    } else {
+        (0.0, 1.0)
+    };
     let mut lower = ChartBuilder::on(&bottom)
         .caption("clock of the metrics' domain (blue, MHz) and throttled samples (orange, %)", ("sans-serif", 14))
         .margin(10)

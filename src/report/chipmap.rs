@@ -197,16 +197,38 @@ pub fn write_svg(path: &Path, title: &str, map: &SmMap, z_limit: f64) -> Result<
 
 /// A file name for a chip map: "latency/cg/4MiB" + "cycles_per_access" -> "latency_cg_4MiB.svg".
 pub fn file_name(benchmark: &str, metric: &str) -> String {
-    let stem: String = benchmark.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+    // Both come from the results file: only letters, digits and inner dots may reach the
+    // name, so that no value can name a path outside the output folder (or a hidden file).
+    let safe = |s: &str| -> String {
+        let mut out: String =
+            s.chars().take(100).map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+        if out.starts_with('.') {
+            out.replace_range(..1, "_");
+        }
+        out
+    };
+    let stem = safe(benchmark);
     match metric {
         "cycles_per_access" => format!("{stem}.svg"),
-        m => format!("{stem}_{m}.svg"),
+        m => format!("{stem}_{}.svg", safe(m)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_names_from_data_stay_in_the_folder() {
+        assert_eq!(file_name("latency/cg/4MiB", "cycles_per_access"), "latency_cg_4MiB.svg");
+        assert_eq!(file_name("latency/cg/4MiB", "ns"), "latency_cg_4MiB_ns.svg");
+        for (b, m) in [("x", "../../../tmp/evil"), ("../..", "ns"), ("x", "/etc/passwd"), ("..", "cycles_per_access")] {
+            let name = file_name(b, m);
+            assert!(!name.contains('/') && !name.starts_with('.'), "{b} {m}: {name}");
+            assert_eq!(std::path::Path::new(&name).components().count(), 1, "{name}");
+        }
+        assert!(file_name(&"a".repeat(10_000), &"b".repeat(10_000)).len() < 255);
+    }
 
     fn map() -> SmMap {
         let pairs: Vec<(u32, f64)> = (0..132).map(|sm| (sm, 280.0 + (sm % 16) as f64 * 1.5)).collect();

@@ -36,6 +36,42 @@ pub fn check_document(doc: &ResultsDocument) -> Result<(), String> {
     Ok(())
 }
 
+/// The weaker check of documents that are read in bulk (`history import`, `fleet`,
+/// `calibrate`): the wall time, every sample and every stored statistic finite, every metric
+/// with samples, spreads not negative; the error names the benchmark and metric. Stored
+/// summaries need not be those of their samples.
+pub fn check_finite(doc: &ResultsDocument) -> Result<(), String> {
+    if !doc.wall_time_s.is_finite() || doc.wall_time_s < 0.0 {
+        return Err(format!("wall_time_s = {} is not a duration", doc.wall_time_s));
+    }
+    let summary = |s: &Summary| -> Result<(), String> {
+        let values = [("median", s.median), ("mean", s.mean), ("min", s.min), ("max", s.max), ("stdev", s.stdev)];
+        if let Some((name, v)) = values.iter().find(|(_, v)| !v.is_finite()) {
+            return Err(format!("summary {name} = {v} is not finite"));
+        }
+        if s.stdev < 0.0 {
+            return Err(format!("summary stdev = {} is negative", s.stdev));
+        }
+        Ok(())
+    };
+    for b in &doc.benchmarks {
+        for m in &b.metrics {
+            let at = |why: String| format!("{} {}: {why}", b.id, m.name);
+            if m.samples.is_empty() {
+                return Err(at("no samples".into()));
+            }
+            if let Some((i, v)) = m.samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return Err(at(format!("sample {i} ({v}) is not finite")));
+            }
+            summary(&m.summary).map_err(at)?;
+            if let Some(n) = &m.normalized {
+                summary(&n.summary).map_err(|why| at(format!("normalised: {why}")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_metric(m: &Metric) -> Result<(), String> {
     check_series(&m.samples, &m.summary)?;
     if let Some(n) = &m.normalized {

@@ -25,6 +25,7 @@ pub fn write_atomic_checked(path: &Path, bytes: &[u8], check: impl FnOnce(&[u8])
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    remove_stale_temporaries(dir, name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -40,6 +41,24 @@ pub fn write_atomic_checked(path: &Path, bytes: &[u8], check: impl FnOnce(&[u8])
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Removes the temporary files (`.NAME.tmp-PID`) that saves of `name` in `dir` left behind
+/// when they were killed: those whose process is gone. Another process's save in progress is
+/// left alone.
+pub fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)).and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Serialises `value` as pretty JSON and writes it atomically.
@@ -62,29 +81,106 @@ pub fn write_json_compact<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 /// A missing file is an I/O error; an unparsable, truncated or foreign file is a data error
 /// that names the file and what is wrong with it.
 pub fn read_json<T: DeserializeOwned>(path: &Path, schema: &str) -> Result<T> {
-    check_regular_file(path)?;
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_document(path)?;
     parse_json(path, &bytes, schema)
 }
 
-/// Largest document a gzip stream may expand to (a baseline of many runs is tens of MB).
-const MAX_DECOMPRESSED_BYTES: u64 = 4 << 30;
+/// Largest document gpubench reads, after decompression: 1 GiB (a baseline of many runs is
+/// tens of MB). A file, a gzip stream or an archive member that is larger is refused without
+/// holding more than this much in memory.
+pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
+
+/// Lowers [`MAX_DOCUMENT_BYTES`] (a number of bytes; values above it are ignored).
+pub const ENV_MAX_DOCUMENT_BYTES: &str = "GPUBENCH_MAX_DOCUMENT_BYTES";
+
+/// The limit in force: [`MAX_DOCUMENT_BYTES`], or less where [`ENV_MAX_DOCUMENT_BYTES`] says so.
+pub fn document_limit() -> u64 {
+    std::env::var(ENV_MAX_DOCUMENT_BYTES)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(MAX_DOCUMENT_BYTES, |v| v.min(MAX_DOCUMENT_BYTES))
+}
+
+/// "1 GiB", "512 MiB", "1000 bytes": a limit as the error messages give it.
+pub fn describe_limit(limit: u64) -> String {
+    if limit >= 1 << 30 && limit % (1 << 30) == 0 {
+        format!("{} GiB", limit >> 30)
+    } else if limit >= 1 << 20 && limit % (1 << 20) == 0 {
+        format!("{} MiB", limit >> 20)
+    } else {
+        format!("{limit} bytes")
+    }
+}
+
+/// Reads `reader` to its end, refusing (a data error naming `path`, with `what` the kind of
+/// content: "the file", "the gzip stream") anything beyond `limit` bytes without holding more
+/// than `limit + 1` bytes.
+pub fn read_to_end_limited(path: &Path, reader: impl Read, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    reader.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(|e| {
+        if what == "the file" {
+            Error::io(path, e)
+        } else if what == "the gzip stream" {
+            Error::data(path, format!("not a readable gzip stream ({e})"))
+        } else {
+            Error::data(path, format!("{what} is not readable ({e})"))
+        }
+    })?;
+    if out.len() as u64 > limit {
+        let why = if what == "the file" {
+            format!("is larger than {} (the limit for one document)", describe_limit(limit))
+        } else {
+            format!("{what} expands beyond {} (the limit for one document)", describe_limit(limit))
+        };
+        return Err(Error::data(path, why));
+    }
+    Ok(out)
+}
+
+/// Opens `path` for reading, refusing anything but a regular file at once (following links): a
+/// named pipe is opened without blocking and refused, never read.
+pub fn open_regular(path: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular(path, meta.file_type()));
+    }
+    Ok(file)
+}
+
+/// The bytes of the document at `path`: a regular file of at most [`document_limit`] bytes,
+/// decompressed (within the same limit) where it is a gzip stream. The one reader of results,
+/// baseline and other JSON input files.
+pub fn read_document(path: &Path) -> Result<Vec<u8>> {
+    read_document_within(path, document_limit())
+}
+
+/// [`read_document`] with an explicit limit.
+pub fn read_document_within(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let mut reader = std::io::BufReader::new(open_regular(path)?);
+    let head = std::io::BufRead::fill_buf(&mut reader).map_err(|e| Error::io(path, e))?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        read_to_end_limited(path, flate2::read::MultiGzDecoder::new(reader), limit, "the gzip stream")
+    } else {
+        read_to_end_limited(path, reader, limit, "the file")
+    }
+}
 
 /// The bytes of a stored document: a gzip stream (recognised by its magic bytes) decompressed,
-/// anything else as it is. A broken or oversized stream is a data error naming `path`.
+/// anything else as it is. A broken stream, or one larger than [`document_limit`] once
+/// decompressed, is a data error naming `path`.
 pub fn decompressed<'a>(path: &Path, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return Ok(Cow::Borrowed(bytes));
     }
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(bytes)
-        .take(MAX_DECOMPRESSED_BYTES + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| Error::data(path, format!("not a readable gzip stream ({e})")))?;
-    if out.len() as u64 > MAX_DECOMPRESSED_BYTES {
-        return Err(Error::data(path, format!("expands beyond {} GiB", MAX_DECOMPRESSED_BYTES >> 30)));
-    }
-    Ok(Cow::Owned(out))
+    read_to_end_limited(path, flate2::read::MultiGzDecoder::new(bytes), document_limit(), "the gzip stream")
+        .map(Cow::Owned)
 }
 
 /// `bytes` as a gzip stream, for a document stored as `.json.gz`.
@@ -122,25 +218,31 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, bytes: &[u8], schema: &str) 
 /// file is the I/O error "No such file or directory".
 pub fn check_regular_file(path: &Path) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let ft = meta.file_type();
+    if meta.file_type().is_file() { Ok(()) } else { Err(not_regular(path, meta.file_type())) }
+}
+
+/// What a file that is not a regular file is: "a folder", "a named pipe", "a device", ...
+pub fn kind_of(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
     if ft.is_file() {
-        return Ok(());
-    }
-    let what = if ft.is_dir() {
+        "a regular file"
+    } else if ft.is_dir() {
         "a folder"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_fifo() {
+        "a named pipe"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else if ft.is_socket() {
+        "a socket"
     } else {
-        use std::os::unix::fs::FileTypeExt;
-        if ft.is_fifo() {
-            "a named pipe"
-        } else if ft.is_char_device() || ft.is_block_device() {
-            "a device"
-        } else if ft.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        }
-    };
-    Err(Error::data(path, format!("is {what}, not a regular file")))
+        "an unknown kind of file"
+    }
+}
+
+fn not_regular(path: &Path, ft: std::fs::FileType) -> Error {
+    Error::data(path, format!("is {}, not a regular file", kind_of(ft)))
 }
 
 #[cfg(test)]
@@ -178,5 +280,55 @@ mod tests {
         }
         let e = check_regular_file(Path::new("/dev/null")).unwrap_err();
         assert!(e.to_string().ends_with("is a device, not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn temporaries_of_killed_saves_are_removed_by_the_next_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.json");
+        // No process has pid 4294967295; pid 1 always runs.
+        let stale = dir.path().join(".b.json.tmp-4294967295");
+        let live = dir.path().join(".b.json.tmp-1");
+        let other = dir.path().join(".c.json.tmp-4294967295");
+        for p in [&stale, &live, &other] {
+            std::fs::write(p, b"half").unwrap();
+        }
+        write_atomic(&path, b"new").unwrap();
+        assert!(!stale.exists() && live.exists() && other.exists());
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
+
+    #[test]
+    fn a_named_pipe_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p.json.gz");
+        if !std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            return;
+        }
+        let started = std::time::Instant::now();
+        let e = read_document(&fifo).unwrap_err();
+        assert!(e.to_string().ends_with("is a named pipe, not a regular file"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        let e = open_regular(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().ends_with("is a device, not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn documents_beyond_the_limit_are_refused_plain_or_gzipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("a.json");
+        std::fs::write(&plain, vec![b' '; 2000]).unwrap();
+        assert_eq!(read_document_within(&plain, 2000).unwrap().len(), 2000);
+        let e = read_document_within(&plain, 1999).unwrap_err();
+        assert!(e.to_string().ends_with("is larger than 1999 bytes (the limit for one document)"), "{e}");
+        // A bomb: 64 KiB of gzip that expands to 64 MiB.
+        let bomb = dir.path().join("b.json.gz");
+        std::fs::write(&bomb, gzipped(&vec![b' '; 64 << 20])).unwrap();
+        assert!(std::fs::metadata(&bomb).unwrap().len() < 1 << 20);
+        let e = read_document_within(&bomb, 1 << 20).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit::DATA);
+        assert!(e.to_string().ends_with("the gzip stream expands beyond 1 MiB (the limit for one document)"), "{e}");
+        assert_eq!(read_document_within(&bomb, 64 << 20).unwrap().len(), 64 << 20);
+        assert_eq!(describe_limit(MAX_DOCUMENT_BYTES), "1 GiB");
     }
 }

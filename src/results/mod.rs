@@ -2,16 +2,18 @@
 
 mod check;
 mod io;
+pub mod scan;
 mod schema;
 mod tarball;
 
-pub use check::check_document;
+pub use check::{check_document, check_finite};
 pub use io::{
-    check_regular_file, decompressed, gzipped, is_gzipped_name, parse_json, read_json, write_atomic,
-    write_atomic_checked, write_json, write_json_compact,
+    ENV_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES, check_regular_file, decompressed, describe_limit, document_limit,
+    gzipped, is_gzipped_name, kind_of, open_regular, parse_json, read_document, read_document_within, read_json,
+    read_to_end_limited, write_atomic, write_atomic_checked, write_json, write_json_compact,
 };
 pub use schema::*;
-pub use tarball::{is_tarball, json_members, tarball_stem};
+pub use tarball::{is_tarball, json_members, json_members_within, tarball_stem};
 
 use std::path::Path;
 

@@ -3,12 +3,17 @@
 //! Two runs on one GPU spoil each other's numbers (and a baseline saved from them). Each run
 //! takes an exclusive `flock` on `<lock dir>/<uuid>.lock` before it measures and holds it until
 //! it exits; the kernel releases it when the process ends, however it ends, so a killed run
-//! never leaves a stale lock. The lock folder is shared by all users of the machine
-//! (`$GPUBENCH_LOCK_DIR`, else `gpubench-locks` in the system temporary folder), because runs
-//! of different users disturb one GPU just as much.
+//! never leaves a stale lock.
+//!
+//! The lock folder is private to the user ([`lock_dir`]): `$GPUBENCH_LOCK_DIR`, else
+//! `gpubench-locks` in `$XDG_RUNTIME_DIR`, else `gpubench-locks-<uid>` in the system temporary
+//! folder, created with mode 0700. A folder that is a symbolic link, is owned by another user or
+//! is writable by others is refused (a shared folder would let any local user point a lock file
+//! at a file of their choice, or hold every GPU's lock). Lock files are opened without following
+//! links, must be regular files of the user, and are never truncated. Where several users share
+//! the GPUs, one service user runs the benchmarks, so that every run locks in one folder.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -32,9 +37,55 @@ pub enum WaitPolicy {
     NoWait,
 }
 
-/// The lock folder: `$GPUBENCH_LOCK_DIR`, else `<temp>/gpubench-locks`.
+/// Size of the holder description written at the start of a lock file (padded with spaces,
+/// never truncated).
+const HOLDER_BYTES: usize = 512;
+
+/// The lock folder: `$GPUBENCH_LOCK_DIR`, else `$XDG_RUNTIME_DIR/gpubench-locks` where that
+/// runtime folder is the user's, else `<temp>/gpubench-locks-<uid>`.
 pub fn lock_dir() -> PathBuf {
-    std::env::var_os(ENV_LOCK_DIR).map(PathBuf::from).unwrap_or_else(|| std::env::temp_dir().join("gpubench-locks"))
+    if let Some(d) = std::env::var_os(ENV_LOCK_DIR) {
+        return PathBuf::from(d);
+    }
+    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
+        && run.is_absolute()
+        && private_dir(&run).is_ok()
+    {
+        return run.join("gpubench-locks");
+    }
+    std::env::temp_dir().join(format!("gpubench-locks-{}", current_uid()))
+}
+
+/// The effective user id of this process.
+pub fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Checks that `dir` is a folder (not a link to one) owned by this user and not writable by
+/// group or others: the one-line error says what is wrong.
+pub fn private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| Error::io(dir, e))?;
+    let refuse = |why: String| {
+        Error::Usage(format!(
+            "lock folder {}: {why}; refusing it (remove it, or set {ENV_LOCK_DIR} to a folder of your own with mode 0700)",
+            dir.display()
+        ))
+    };
+    if meta.file_type().is_symlink() {
+        return Err(refuse("is a symbolic link".into()));
+    }
+    if !meta.is_dir() {
+        return Err(refuse("is not a folder".into()));
+    }
+    if meta.uid() != current_uid() {
+        return Err(refuse(format!("is owned by uid {}, not by this user (uid {})", meta.uid(), current_uid())));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(refuse(format!("is writable by group or others (mode {:o})", meta.mode() & 0o7777)));
+    }
+    Ok(())
 }
 
 /// An exclusive hold on one GPU, released on drop or process exit.
@@ -84,14 +135,17 @@ impl GpuLock {
     }
 
     fn write_holder(&mut self) {
+        use std::os::unix::fs::FileExt as _;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         let args: Vec<String> = std::env::args().collect();
-        let text = format!("pid {} since unix time {now}: {}\n", std::process::id(), args.join(" "));
+        let text = format!("pid {} since unix time {now}: {}", std::process::id(), args.join(" "));
+        // A fixed-size record at the start, padded: the file is never truncated.
+        let mut record: Vec<u8> = text.into_bytes();
+        record.truncate(HOLDER_BYTES - 1);
+        record.resize(HOLDER_BYTES - 1, b' ');
+        record.push(b'\n');
         // The description is informative only; failing to write it does not matter.
-        let _ = self.file.set_len(0);
-        let _ = self.file.rewind();
-        let _ = self.file.write_all(text.as_bytes());
-        let _ = self.file.flush();
+        let _ = self.file.write_all_at(&record, 0);
     }
 }
 
@@ -107,30 +161,45 @@ fn lock_path(dir: &Path, uuid: &str) -> PathBuf {
 }
 
 fn open_lock_file(dir: &Path, path: &Path) -> Result<File> {
-    if !dir.exists() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        // Shared by every user of the machine, like /tmp itself.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+    if std::fs::symlink_metadata(dir).is_err() {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(dir, e)),
         }
     }
+    private_dir(dir)?;
     let mut options = OpenOptions::new();
+    // Never truncated, never through a link; private to the user.
     options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o666);
+    options.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    let file = options.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            Error::Usage(format!("lock file {} is a symbolic link; refusing it (remove it)", path.display()))
+        } else {
+            Error::io(path, e)
+        }
+    })?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() || meta.uid() != current_uid() || meta.nlink() != 1 {
+        return Err(Error::Usage(format!(
+            "lock file {} is not a regular file of this user with one link; refusing it (remove it)",
+            path.display()
+        )));
     }
-    options.open(path).map_err(|e| Error::io(path, e))
+    Ok(file)
 }
 
 fn read_holder(file: &File) -> String {
-    let mut text = String::new();
-    let mut reader = file;
-    let _ = reader.rewind();
-    let _ = reader.read_to_string(&mut text);
-    let text = text.trim();
+    use std::os::unix::fs::FileExt as _;
+    let mut bytes = vec![0u8; HOLDER_BYTES];
+    let n = file.read_at(&mut bytes, 0).unwrap_or(0);
+    bytes.truncate(n);
+    let text = String::from_utf8_lossy(&bytes);
+    let text: String = text.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     if text.is_empty() { "another process".to_string() } else { text.to_string() }
 }

@@ -254,6 +254,9 @@ pub enum BaselineCommand {
     Save(BaselineSaveArgs),
     /// Move a corrupt baseline file aside (to FILE.quarantined-<unix seconds>) so that a new one can be saved.
     Quarantine(BaselineQuarantineArgs),
+    /// Put back the baseline that the last save replaced (kept as FILE.previous); the one it
+    /// replaces becomes FILE.previous in turn.
+    Restore(BaselineRestoreArgs),
 }
 
 #[derive(Debug, Args)]
@@ -307,6 +310,31 @@ pub struct BaselineSaveArgs {
     /// Add the runs to the existing baseline instead of replacing its runs.
     #[arg(long)]
     pub append: bool,
+
+    /// Save runs measured beside another GPU process, throttled in more than 1 % of their
+    /// samples, given twice, or of another configuration than each other or the baseline
+    /// replaced (refused without it).
+    #[arg(long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub place: BaselinePlace,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineRestoreArgs {
+    /// Restore the named baseline instead of the class's default one.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// The baseline is keyed by a GPU's UUID too (saved with --per-gpu); give a results file
+    /// of that GPU.
+    #[arg(long)]
+    pub per_gpu: bool,
+
+    /// A results file of the GPU class (or GPU) whose baseline to restore.
+    #[arg(value_name = "RESULTS")]
+    pub results: PathBuf,
 
     #[command(flatten)]
     pub place: BaselinePlace,
@@ -482,9 +510,15 @@ pub struct FleetArgs {
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
 
-    /// Save a class baseline built from the largest group's cards to this file.
+    /// Save a class baseline built from the largest group's cards to this file (the file it
+    /// replaces is kept as PATH.previous).
     #[arg(long, value_name = "PATH")]
     pub save_baseline: Option<PathBuf>,
+
+    /// With --save-baseline: save runs measured beside another GPU process, throttled, given
+    /// twice or of mixed configurations anyway.
+    #[arg(long, requires = "save_baseline")]
+    pub force: bool,
 
     /// Print a `scontrol update ... state=drain` line for each node with an outlier card or a
     /// failed run (printed, never run).

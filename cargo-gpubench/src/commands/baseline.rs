@@ -6,7 +6,9 @@ use gpubench::baseline::{Baseline, BaselineKey, RunsFile, SaveMode, Store};
 use gpubench::error::{Error, Result, exit};
 use gpubench::report::{baseline_list_table, baseline_report};
 
-use crate::cli::{BaselineCommand, BaselineListArgs, BaselineQuarantineArgs, BaselineSaveArgs, BaselineShowArgs};
+use crate::cli::{
+    BaselineCommand, BaselineListArgs, BaselineQuarantineArgs, BaselineRestoreArgs, BaselineSaveArgs, BaselineShowArgs,
+};
 use gpubench::pipeline::judge;
 
 pub fn baseline(cmd: BaselineCommand) -> Result<i32> {
@@ -15,11 +17,35 @@ pub fn baseline(cmd: BaselineCommand) -> Result<i32> {
         BaselineCommand::Show(a) => show(a),
         BaselineCommand::Save(a) => save(a),
         BaselineCommand::Quarantine(a) => quarantine(a),
+        BaselineCommand::Restore(a) => restore(a),
     }
 }
 
+fn restore(args: BaselineRestoreArgs) -> Result<i32> {
+    let cwd = judge::current_dir()?;
+    let config = args.place.get().config(&cwd)?;
+    let store = args.place.get().store(&config, &cwd);
+    let run = match RunsFile::read(&args.results)? {
+        RunsFile::Results(r) => *r,
+        RunsFile::Baseline(b) => b.newest().clone(),
+    };
+    let key = BaselineKey::for_gpu(&run.gpu, args.name.as_deref(), args.per_gpu)?;
+    let (path, b) = store.restore(&key)?;
+    eprintln!(
+        "restored the {} ({}) to {}; the baseline it replaced is in {}",
+        key.describe(),
+        gpubench::baseline::guard::describe_runs(&b.runs),
+        judge::shown(&path),
+        judge::shown(&gpubench::baseline::previous_path(&path))
+    );
+    Ok(exit::OK)
+}
+
 fn quarantine(args: BaselineQuarantineArgs) -> Result<i32> {
-    let readable = Baseline::read(&args.file).is_ok();
+    // Only a regular file is read (a named pipe would block) or moved.
+    gpubench::results::check_regular_file(&args.file)?;
+    let readable =
+        gpubench::results::read_document(&args.file).is_ok_and(|bytes| Baseline::parse(&args.file, &bytes).is_ok());
     let moved = gpubench::baseline::quarantine(&args.file, now())?;
     let note = if readable { " (it was a readable baseline)" } else { "" };
     eprintln!("moved {} to {}{note}", judge::shown(&args.file), judge::shown(&moved));
@@ -75,7 +101,8 @@ fn show(args: BaselineShowArgs) -> Result<i32> {
 fn find(store: &Store, target: &str) -> Result<(std::path::PathBuf, Baseline)> {
     let as_path = std::path::Path::new(target);
     if as_path.is_file() {
-        return Ok((as_path.to_path_buf(), Baseline::read(as_path)?));
+        let bytes = gpubench::results::read_document(as_path)?;
+        return Ok((as_path.to_path_buf(), Baseline::parse(as_path, &bytes)?));
     }
     if judge::is_file_argument(target) || as_path.exists() {
         // A file that is missing or not a regular file: a data error (exit code 5).
@@ -129,13 +156,36 @@ fn save(args: BaselineSaveArgs) -> Result<i32> {
     let first = runs.first().ok_or_else(|| Error::Usage("no results files given".into()))?;
     let key = BaselineKey::for_gpu(&first.gpu, args.name.as_deref(), args.per_gpu)?;
     let mode = if args.append { SaveMode::Append { max_runs: config.max_runs } } else { SaveMode::Replace };
+    // A file that is not a readable baseline is reported by the save itself, untouched.
+    let existing = store.load(&key).ok().flatten().map(|(_, b)| b);
+    let problems = gpubench::baseline::guard::problems(&runs, existing.as_ref(), args.append);
+    if !problems.is_empty() && !args.force {
+        let more =
+            if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
+        return Err(Error::data(
+            store.path(&key),
+            format!("refused to save: {}{more}; the baseline was left as it is (--force saves anyway)", problems[0]),
+        ));
+    }
+    for p in &problems {
+        eprintln!("warning: saved anyway (--force): {p}");
+    }
     let (path, b) = store.save(&key, runs, mode, now())?;
+    let before = match &existing {
+        Some(old) => format!(
+            ", replacing {} (kept in {}; `cargo gpubench baseline restore` puts it back)",
+            gpubench::baseline::guard::describe_runs(&old.runs),
+            judge::shown(&gpubench::baseline::previous_path(&path))
+        ),
+        None => String::new(),
+    };
     eprintln!(
-        "saved the {} ({} run{}) to {}",
+        "saved the {} ({} run{}) to {}: {}{before}",
         key.describe(),
         b.runs.len(),
         if b.runs.len() == 1 { "" } else { "s" },
-        judge::shown(&path)
+        judge::shown(&path),
+        gpubench::baseline::guard::describe_runs(&b.runs),
     );
     Ok(exit::OK)
 }

@@ -4,7 +4,6 @@
 use gpubench::error::Result;
 use gpubench::report::calibration_markdown;
 use gpubench::verdict::calibrate::calibrate as run_calibration;
-use gpubench::verdict::corpus::gather;
 
 use crate::cli::{BaselinePlace, CalibrateArgs};
 use gpubench::pipeline::judge;
@@ -12,11 +11,16 @@ use gpubench::pipeline::judge;
 pub fn calibrate(args: CalibrateArgs) -> Result<i32> {
     let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
     let config = place.get().config(&judge::current_dir()?)?;
-    let corpus = gather(&args.paths)?;
-    for s in &corpus.skipped {
+    // Regular files only, symbolic links to folders not followed, each document within the
+    // size limit, every run checked (finite statistics that agree with their samples).
+    let (runs, skipped) = gpubench::results::scan::runs(&args.paths)?;
+    for s in &skipped {
         eprintln!("skipped {s}");
     }
-    let c = run_calibration(corpus.runs, &config.rule)?;
+    if runs.is_empty() {
+        return Err(gpubench::Error::Usage("no results or baseline files found in the given paths".into()));
+    }
+    let c = run_calibration(runs, &config.rule)?;
     for s in &c.skipped {
         eprintln!("left out {s}");
     }

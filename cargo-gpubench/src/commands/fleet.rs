@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use gpubench::error::{Error, Result, exit};
 use gpubench::fleet::{self, FleetRule, report};
-use gpubench::results::{write_atomic, write_json_compact};
+use gpubench::results::write_atomic;
 
 use crate::cli::{BaselinePlace, FleetArgs};
 use gpubench::pipeline::judge;
@@ -22,6 +22,12 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
     let rule =
         FleetRule { z_limit: args.z_limit, min_effect: args.min_effect, verdict: config.rule, ..FleetRule::default() };
     let loaded = fleet::load(&args.paths)?;
+    for (path, why) in &loaded.skipped {
+        eprintln!("skipped {path}: {why}");
+    }
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
     if loaded.runs.is_empty() && loaded.nodes.is_empty() {
         return Err(Error::Usage("no results files found in the given paths".into()));
     }
@@ -49,10 +55,13 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
     if let Some(path) = &args.save_baseline {
         let group = rep.groups.first().ok_or_else(|| Error::Usage("no cards to make a baseline of".into()))?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-        let baseline = fleet::baseline::class_baseline(&loaded, &group.key, None, now)?;
-        write_json_compact(path, &baseline)?;
+        let (baseline, replaced) = fleet::baseline::save_class_baseline(&loaded, &group.key, path, args.force, now)?;
+        let before = match replaced {
+            Some(old) => format!(", replacing {old} (kept in {})", gpubench::baseline::previous_path(path).display()),
+            None => String::new(),
+        };
         eprintln!(
-            "saved the class baseline of {} ({} cards, {} runs) to {}",
+            "saved the class baseline of {} ({} cards, {} runs) to {}{before}",
             group.key.describe(),
             group.cards.len(),
             baseline.runs.len(),
@@ -60,8 +69,12 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
         );
     }
     if args.drain_commands {
-        for line in report::drain_commands(&rep) {
+        let (lines, refused) = report::drain_commands(&rep);
+        for line in lines {
             crate::output::emit(line);
+        }
+        for r in refused {
+            eprintln!("error: {r}");
         }
     }
     Ok(if rep.has_findings() { exit::OUTLIER } else { exit::OK })

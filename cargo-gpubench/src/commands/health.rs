@@ -3,7 +3,7 @@
 //! error code; `--drain` drains the node through `scontrol` on failure.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use gpubench::baseline::BaselineKey;
 use gpubench::error::{Error, Result, exit};
@@ -35,15 +35,9 @@ fn check(args: &HealthArgs, selection: &DeviceSelection) -> Result<(i32, Vec<Str
     gpubench::device::preflight()?;
     let ordinals = selection.resolve(gpubench::device::device_count()?)?;
     let uuids = ordinals.iter().map(|&n| gpubench::device::uuid_without_context(n)).collect::<Result<Vec<_>>>()?;
-    let scratch;
-    let dir: PathBuf = match &args.out {
-        Some(d) => d.clone(),
-        None => {
-            scratch = std::env::temp_dir().join(format!("gpubench-health-{}", std::process::id()));
-            scratch.clone()
-        }
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    // Without --out: a fresh private folder, removed when the check ends (however it ends
+    // short of a kill).
+    let (dir, _scratch) = scratch_dir(args.out.as_deref())?;
     let runs: Vec<DeviceRun> = ordinals
         .iter()
         .zip(&uuids)
@@ -111,6 +105,29 @@ fn envelope_runs(args: &HealthArgs, sample: Option<&gpubench::results::ResultsDo
     })
 }
 
+/// Where the health runs write: `out` (created), else a fresh folder of mode 0700 under the
+/// system temporary folder with an unpredictable name, removed when the returned guard drops.
+/// (A predictable name would let another local user plant files or links there, or forge the
+/// results judged.)
+fn scratch_dir(out: Option<&Path>) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
+    match out {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+            Ok((d.to_path_buf(), None))
+        }
+        None => {
+            let tmp = std::env::temp_dir();
+            use std::os::unix::fs::PermissionsExt;
+            let scratch = tempfile::Builder::new()
+                .prefix("gpubench-health-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir_in(&tmp)
+                .map_err(|e| Error::io(&tmp, e))?;
+            Ok((scratch.path().to_path_buf(), Some(scratch)))
+        }
+    }
+}
+
 /// Drains this node; a missing `scontrol` or its failure is reported, not fatal.
 fn drain(reason: &str) {
     let host = short_hostname();
@@ -129,4 +146,28 @@ fn drain(reason: &str) {
 fn short_hostname() -> String {
     let full = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_else(|_| "localhost".into());
     full.trim().split('.').next().unwrap_or("localhost").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scratch_folder_is_fresh_private_and_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        // The name the check used to take: planted by someone else, it is not used.
+        let old = std::env::temp_dir().join(format!("gpubench-health-{}", std::process::id()));
+        let (a, guard_a) = scratch_dir(None).unwrap();
+        let (b, guard_b) = scratch_dir(None).unwrap();
+        assert_ne!(a, b);
+        assert_ne!(a, old);
+        assert_eq!(std::fs::metadata(&a).unwrap().permissions().mode() & 0o777, 0o700);
+        std::fs::write(a.join("GPU-x.json"), b"{}").unwrap();
+        drop(guard_a);
+        drop(guard_b);
+        assert!(!a.exists() && !b.exists(), "removed at the end");
+        let out = tempfile::tempdir().unwrap();
+        let (d, guard) = scratch_dir(Some(&out.path().join("kept"))).unwrap();
+        assert!(guard.is_none() && d.is_dir());
+    }
 }
