@@ -99,14 +99,9 @@ fn workflow(by_card: &BTreeMap<String, Vec<ResultsDocument>>) -> Workflow {
         for i in 0..runs.len() {
             let rest: Vec<ResultsDocument> =
                 runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
-            // The card's other runs: a per-card baseline of two or more runs (the workflow's
-            // three runs less the one judged), else joined to the class baseline, whose runs of
-            // every card say how runs stray.
-            let card = match rest.len() {
-                0 => None,
-                1 => Some(class_baseline(chosen.iter().cloned().chain(rest).collect())),
-                _ => Some(card_baseline(rest, &model)),
-            };
+            // The card's other runs as a per-card baseline, where the card has the workflow's
+            // three runs (or more): two or more runs to judge one against.
+            let card = (rest.len() >= 2).then(|| card_baseline(rest, &model));
             cases.push((runs[i].clone(), card));
         }
     }
@@ -144,26 +139,27 @@ fn false_alarms(slug: &str) -> (usize, usize, std::collections::BTreeSet<String>
     (class, same, cards, text)
 }
 
-/// H100: a baseline of three cards holds none of the cards that read the 32 MiB chases 3 %
-/// slower (a group of the class within one board): every class alarm falls on the one such
-/// card among the others. No same-card alarm.
+/// H100, three cards of three runs each (one per board part number, then the most runs):
+/// the class alarms fall on one card, GPU-e245fb37, whose atomics on one sector read 2.9 %
+/// below every other card (as do its 32 MiB chases and contended atomics: a group of the class
+/// within one board that three cards do not show); one same-card alarm, a re-read through the
+/// cache operators 2.2 % low against two runs (band 2.1 %).
 #[test]
 fn h100_false_alarms_against_baselines_learned_from_three_cards() {
     let (class, same, cards, text) = false_alarms(H100);
     eprintln!("H100: {class} class, {same} same-card false alarms\n{text}");
-    assert_eq!(same, 0, "{text}");
-    assert!(cards.len() <= 1 && class <= 16, "{text}");
+    assert!(same <= 1, "{text}");
+    assert!(cards.len() <= 1 && class <= 2, "{text}");
 }
 
-/// H200: with a card of each board in the class baseline, no class alarm; one same-card alarm
-/// against a baseline holding one run of the card (-2.07 % on contention at 32 threads per
-/// word, at the minimum effect).
+/// H200, three cards of two runs each (one of each board first): no alarm. Its cards have
+/// two runs, so no per-card baseline of two runs can be formed; the same-card level is
+/// judged on the H100 cards.
 #[test]
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
     let (class, same, _, text) = false_alarms(H200);
     eprintln!("H200: {class} class, {same} same-card false alarms\n{text}");
-    assert_eq!(class, 0, "{text}");
-    assert!(same <= 1, "{text}");
+    assert_eq!((class, same), (0, 0), "{text}");
 }
 
 /// A rule with no family verdicts: what one metric that moved alone meets (it does not move
@@ -172,10 +168,9 @@ fn single_metric_rule() -> Rule {
     Rule { family_verdicts: None, same_card_family_verdicts: None, ..Rule::default() }
 }
 
-/// Injected single-metric shifts: 10 % caught on the same card in 99 % of the verdicts (the
-/// rest: one-run per-card references of the noisiest L2 and atomics metrics, INSENSITIVE), and
+/// Injected single-metric shifts: 10 % caught on the same card in 99 % of the verdicts, and
 /// against the class wherever 10 % exceeds the metric's stated detectable effect; the share of
-/// metrics detectable to 5 % against three cards is 93 % (H100) and 88 % (H200); 20 % is never
+/// metrics detectable to 5 % against three cards is 89 % (H100) and 88 % (H200); 20 % is never
 /// PASS or INCONCLUSIVE.
 fn single_metric_power(slug: &str, min_within_5: f64) {
     let w = workflow(&runs_by_card(slug));
@@ -213,7 +208,7 @@ fn single_metric_power(slug: &str, min_within_5: f64) {
     eprintln!(
         "{slug}: same card at 10 %: {same_hit} of {same_card}; class due {class_hit} of {class_due}; detectable to 5 %: {within_5} of {judged}"
     );
-    assert!(same_card > 1000 && same_share >= 0.99, "{slug}: {same_hit} of {same_card} same-card verdicts at 10 %");
+    assert!(same_card == 0 || same_share >= 0.99, "{slug}: {same_hit} of {same_card} same-card verdicts at 10 %");
     assert!(class_hit as f64 >= 0.999 * class_due as f64, "{slug}: {class_hit} of {class_due} class comparisons due");
     let share = within_5 as f64 / judged as f64;
     assert!(share >= min_within_5, "{slug}: {within_5} of {judged} metrics detectable to 5 % ({share:.3})");
@@ -221,7 +216,7 @@ fn single_metric_power(slug: &str, min_within_5: f64) {
 
 #[test]
 fn h100_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H100, 0.93);
+    single_metric_power(H100, 0.89);
 }
 
 #[test]

@@ -88,14 +88,17 @@ impl Boards {
         self.by_uuid.get(uuid)?.as_deref()
     }
 
-    /// The candidate's board when every baseline card carries a board and none is of it: the
-    /// baseline cannot say how that board differs from the ones it holds (H200 boards of two
-    /// part numbers read DRAM-streaming loads 2-4 % apart), so a class comparison cannot tell
-    /// its offset from a change.
+    /// The candidate's board when every baseline card is of one other board: the baseline
+    /// cannot say how boards differ (H200 boards of two part numbers read DRAM-streaming loads
+    /// 2-4 % apart), so a class comparison cannot tell the board's offset from a change. A
+    /// baseline of several boards shows how boards differ in its between-card spread.
     pub(crate) fn unseen(&self) -> Option<&str> {
         let own = self.candidate.as_deref()?;
-        let all_known = !self.by_uuid.is_empty() && self.by_uuid.values().all(Option::is_some);
-        (all_known && !self.by_uuid.values().any(|b| b.as_deref() == Some(own))).then_some(own)
+        let boards: std::collections::BTreeSet<Option<&str>> = self.by_uuid.values().map(Option::as_deref).collect();
+        match boards.into_iter().collect::<Vec<_>>()[..] {
+            [Some(only)] if only != own => Some(own),
+            _ => None,
+        }
     }
 }
 
@@ -156,7 +159,7 @@ mod tests {
         // Taken whole, the two boards give a spread of 2.1 %: a band several times as wide.
         let whole = reference(&medians, &ids, "G", &Boards::default());
         let card = super::super::noise::Spread { sd: 0.021, df: 5.0 };
-        let wide = band(&whole, 1, 0.99, 0.002, Learned { run: None, card: Some(card) }).unwrap();
+        let wide = band(&whole, 1, 0.99, 0.002, Learned { card: Some(card), ..Learned::default() }).unwrap();
         assert!(wide.half_width > 2.0 * b.half_width, "{wide:?} vs {b:?}");
         // A board the baseline does not hold, a card without a board, or one board in all:
         // the class whole. Two cards of the board: the spread within both boards (3 df).

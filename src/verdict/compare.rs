@@ -202,7 +202,7 @@ fn warnings(
     let kind = baseline_kind(baseline_runs, &new.gpu.uuid, &Boards::default());
     if let (Level::Class, Some(board)) = (kind.level, boards.unseen()) {
         w.push(format!(
-            "the class baseline holds no card of board {board}: no metric can be REGRESSED or IMPROVED against it (add runs of a card of this board to the class baseline)"
+            "the class baseline holds cards of one other board only, none of board {board}: no metric can be REGRESSED or IMPROVED against it (add runs of a card of this board to the class baseline)"
         ));
     }
     if kind.level == Level::OtherCard {
@@ -351,7 +351,13 @@ fn assess(
     let minimum = rule.minimum_for(&key);
     let reference = level::reference(b_runs, b_uuids, candidate_uuid, boards);
     let spreads = noise.spreads(&key, basis == Basis::Normalized).copied().unwrap_or_default();
-    let learned = level::Learned { run: spreads.run_model.or(spreads.run), card: spreads.card_model.or(spreads.card) };
+    let (run_tail, card_tail) = noise.family_tails(&old.family);
+    let learned = level::Learned {
+        run: spreads.run_model.or(spreads.run),
+        card: spreads.card_model.or(spreads.card),
+        run_tail,
+        card_tail,
+    };
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
     // Where the baseline shows no run-to-run spread (one run per card), the standard error of a

@@ -114,7 +114,7 @@ pub(super) fn decide(
     }
     if let (true, Some(board)) = (decided, &st.unseen_board) {
         reason = format!(
-            "the class baseline holds no card of board {board}, so how that board differs is unknown: {reason}"
+            "the class baseline holds cards of one other board only, so how board {board} differs is unknown: {reason}"
         );
         verdict = Verdict::Inconclusive;
     }

@@ -144,6 +144,10 @@ pub(crate) struct Learned {
     pub run: Option<Spread>,
     /// Between-card spread of the metric.
     pub card: Option<Spread>,
+    /// The family's learned tail quantiles of runs and cards, in units of their spread: a
+    /// floor under Student's quantile where deviations are heavier-tailed than it.
+    pub run_tail: Option<f64>,
+    pub card_tail: Option<f64>,
 }
 
 /// Two-sided Student quantile at `confidence` on `df` degrees of freedom (rounded down, so the
@@ -174,12 +178,15 @@ pub(crate) fn band(reference: &Reference, n: usize, confidence: f64, floor: f64,
         return None;
     }
     let z = quantile(confidence, 0.0);
-    let scaled = |s: Option<Spread>| match s {
-        Some(s) => ((quantile(confidence, s.df) * s.sd).max(z * floor), s.sd.max(floor), s.sd, s.df),
+    let scaled = |s: Option<Spread>, tail: Option<f64>| match s {
+        Some(s) => {
+            let q = quantile(confidence, s.df).max(tail.unwrap_or(0.0));
+            ((q * s.sd).max(z * floor), s.sd.max(floor), s.sd, s.df)
+        }
         None => (z * floor, floor, 0.0, 0.0),
     };
     let n = n.max(1) as f64;
-    let (run_t, run_sd, run_s, run_df) = scaled(learned.run);
+    let (run_t, run_sd, run_s, run_df) = scaled(learned.run, learned.run_tail);
     let b = match reference.level {
         Level::SameCard | Level::OtherCard => {
             let scale = (1.0 / n + 1.0 / k as f64).sqrt();
@@ -190,7 +197,7 @@ pub(crate) fn band(reference: &Reference, n: usize, confidence: f64, floor: f64,
                 Some(split) => Some(Spread { sd: split.spread, df: f64::from(split.df) }),
                 None => learned.card,
             };
-            let (card_t, card_sd, card_s, card_df) = scaled(card);
+            let (card_t, card_sd, card_s, card_df) = scaled(card, learned.card_tail);
             let between = 1.0 + 1.0 / k as f64;
             Band {
                 center,
@@ -242,7 +249,7 @@ pub(super) mod tests {
     fn a_same_card_band_is_a_t_prediction_interval_of_the_learned_run_spread() {
         // 1 % run spread on 12 df, one new run against three: t(0.995, 12) · 1 % · √(1 + 1/3).
         let run = Some(Spread { sd: 0.01, df: 12.0 });
-        let b = band(&Reference::of(&[100.0; 3]), 1, 0.99, 0.002, Learned { run, card: None }).unwrap();
+        let b = band(&Reference::of(&[100.0; 3]), 1, 0.99, 0.002, Learned { run, ..Learned::default() }).unwrap();
         let expect = 3.0545 * 0.01 * (4.0_f64 / 3.0).sqrt();
         assert!((b.half_width - expect).abs() < 1e-3 * expect, "{} vs {expect}", b.half_width);
         assert!((b.sd - 0.01 * (4.0_f64 / 3.0).sqrt()).abs() < 1e-9);
@@ -250,8 +257,12 @@ pub(super) mod tests {
         let b = band(&Reference::of(&[100.0; 3]), 1, 0.99, 0.002, Learned::default()).unwrap();
         assert!((b.half_width - 2.5758 * 0.002 * (4.0_f64 / 3.0).sqrt()).abs() < 1e-4, "{}", b.half_width);
         // More new runs narrow the band.
-        let three = band(&Reference::of(&[100.0; 3]), 3, 0.99, 0.002, Learned { run, card: None }).unwrap();
+        let three = band(&Reference::of(&[100.0; 3]), 3, 0.99, 0.002, Learned { run, ..Learned::default() }).unwrap();
         assert!(three.half_width < expect);
+        // A family whose runs stray five spreads where t says three: the tail widens the band.
+        let heavy = Learned { run, run_tail: Some(5.0), ..Learned::default() };
+        let b = band(&Reference::of(&[100.0; 3]), 1, 0.99, 0.002, heavy).unwrap();
+        assert!((b.half_width - 5.0 * 0.01 * (4.0_f64 / 3.0).sqrt()).abs() < 1e-9, "{b:?}");
         assert!(band(&Reference::of(&[0.0, 0.0]), 1, 0.99, 0.002, Learned::default()).is_none());
         assert!(band(&Reference::of(&[]), 1, 0.99, 0.002, Learned::default()).is_none());
     }
@@ -259,7 +270,11 @@ pub(super) mod tests {
     #[test]
     fn a_class_band_adds_the_card_spread_and_the_new_cards_run_noise() {
         let class = Reference { level: Level::Class, values: vec![100.0; 4], board: None };
-        let learned = Learned { run: Some(Spread { sd: 0.005, df: 20.0 }), card: Some(Spread { sd: 0.01, df: 3.0 }) };
+        let learned = Learned {
+            run: Some(Spread { sd: 0.005, df: 20.0 }),
+            card: Some(Spread { sd: 0.01, df: 3.0 }),
+            ..Learned::default()
+        };
         let b = band(&class, 1, 0.99, 0.002, learned).unwrap();
         // t(0.995, 3) = 5.841, t(0.995, 20) = 2.845.
         let expect = ((5.841_f64 * 0.01).powi(2) * 1.25 + (2.845_f64 * 0.005).powi(2)).sqrt();

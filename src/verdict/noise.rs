@@ -93,6 +93,15 @@ pub struct FamilyNoise {
     /// per-card baseline the class's, the prior of the card's own runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_change: Option<Spread>,
+    /// How far, in units of its metric's spread, a run strays from its card's other runs: the
+    /// quantile at the learning confidence of every such deviation of the family's metrics
+    /// ([`tail`]). Where runs stray further than Student's t says (heavy tails: samples that
+    /// cycle through placements, a run that lands on other pages), bands widen to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_tail: Option<f64>,
+    /// The same for a card against the other cards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_tail: Option<f64>,
 }
 
 /// Everything a baseline learned from its runs.
@@ -122,6 +131,11 @@ impl NoiseModel {
     pub fn family_run_change(&self, family: &str) -> Option<Spread> {
         self.families.get(family).and_then(|f| f.run_change)
     }
+
+    /// The learned (run, card) tail quantiles of `family` ([`FamilyNoise::run_tail`]).
+    pub fn family_tails(&self, family: &str) -> (Option<f64>, Option<f64>) {
+        self.families.get(family).map_or((None, None), |f| (f.run_tail, f.card_tail))
+    }
 }
 
 /// Fewest samples per run for a run median (the verdicts' default).
@@ -132,8 +146,8 @@ const MIN_SAMPLES: usize = 5;
 pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f64) -> NoiseModel {
     let cards: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.gpu.uuid.as_str()).collect();
     let all = series::collect(runs);
-    // (key, family, basis) -> measured spreads
-    let mut measured: Vec<(String, String, bool, Spreads)> = Vec::new();
+    // (key, family, basis, measured spreads, run medians by card)
+    let mut measured: Vec<(String, String, bool, Spreads, ByCard)> = Vec::new();
     let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
     for s in &all {
         if s.inconsistent.is_some() {
@@ -141,14 +155,11 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
         }
         let p = gate::prepare(&s.runs, MIN_SAMPLES);
         let key = s.key();
-        measured.push((key.clone(), s.family.clone(), false, measure(&p.run_medians, &p.run_uuids)));
+        let raw = by_card(&p.run_medians, &p.run_uuids);
+        measured.push((key.clone(), s.family.clone(), false, measure(&raw), raw));
         if p.normalized.is_some() && !p.normalized_run_medians.is_empty() {
-            measured.push((
-                key.clone(),
-                s.family.clone(),
-                true,
-                measure(&p.normalized_run_medians, &p.normalized_run_uuids),
-            ));
+            let normalized = by_card(&p.normalized_run_medians, &p.normalized_run_uuids);
+            measured.push((key.clone(), s.family.clone(), true, measure(&normalized), normalized));
         }
         members.entry(s.family.clone()).or_default().push(Member {
             better: s.better,
@@ -163,13 +174,13 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
     let mut run_priors: BTreeMap<(String, bool), VariancePrior> = BTreeMap::new();
     let mut card_priors: BTreeMap<(String, bool), VariancePrior> = BTreeMap::new();
     let families: std::collections::BTreeSet<(String, bool)> =
-        measured.iter().map(|(_, f, n, _)| (f.clone(), *n)).collect();
+        measured.iter().map(|(_, f, n, _, _)| (f.clone(), *n)).collect();
     for (family, normalized) in &families {
         let of = |pick: fn(&Spreads) -> Option<Spread>| -> Vec<(f64, f64)> {
             measured
                 .iter()
-                .filter(|(_, f, n, _)| f == family && n == normalized)
-                .filter_map(|(_, _, _, s)| pick(s))
+                .filter(|(_, f, n, _, _)| f == family && n == normalized)
+                .filter_map(|(_, _, _, s, _)| pick(s))
                 .map(|s| (s.sd * s.sd, s.df))
                 .collect()
         };
@@ -180,13 +191,23 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
             card_priors.insert((family.clone(), *normalized), p);
         }
     }
-    for (key, family, normalized, mut spreads) in measured {
+    let mut run_z: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut card_z: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (key, family, normalized, mut spreads, cards) in measured {
         let class_prior = prior.and_then(|p| p.spreads(&key, normalized)).and_then(|s| s.run_model.or(s.run));
         spreads.run_model = match class_prior {
             Some(cp) => Some(moderated(&cp.prior(), spreads.run, confidence).unwrap_or_else(|| own(spreads.run, cp))),
             None => family_moderated(run_priors.get(&(family.clone(), normalized)), spreads.run, confidence),
         };
         spreads.card_model = family_moderated(card_priors.get(&(family.clone(), normalized)), spreads.card, confidence);
+        if !normalized {
+            if let Some(s) = spreads.run_model {
+                run_z.entry(family.clone()).or_default().extend(run_deviations(&cards, s.sd));
+            }
+            if let Some(s) = spreads.card_model {
+                card_z.entry(family.clone()).or_default().extend(card_deviations(&cards, s.sd));
+            }
+        }
         let entry = model.metrics.entry(key).or_default();
         if normalized {
             entry.normalized = Some(spreads);
@@ -203,6 +224,26 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
         if !normalized {
             model.families.entry(family.clone()).or_default().card_prior =
                 Some(Spread { sd: p.s0_sq.sqrt(), df: p.d0 });
+        }
+    }
+    for (family, z) in run_z {
+        if let Some(q) = tail(z, confidence) {
+            model.families.entry(family).or_default().run_tail = Some(q);
+        }
+    }
+    for (family, z) in card_z {
+        if let Some(q) = tail(z, confidence) {
+            model.families.entry(family).or_default().card_tail = Some(q);
+        }
+    }
+    // A per-card baseline takes the class's run tails where its own runs show none.
+    if let Some(p) = prior {
+        for (family, f) in &p.families {
+            let entry = model.families.entry(family.clone()).or_default();
+            entry.run_tail = match (entry.run_tail, f.run_tail) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
         }
     }
     // A class baseline's own; a per-card baseline keeps the class's, the prior its own runs
@@ -250,23 +291,85 @@ fn own(own: Option<Spread>, class: Spread) -> Spread {
     own.unwrap_or(class)
 }
 
-/// Run and card spreads of one metric from its run medians and their cards.
-fn measure(medians: &[f64], uuids: &[String]) -> Spreads {
-    let mut cards: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+/// Run medians by card (GPU UUID), positive and finite ones only.
+type ByCard = BTreeMap<String, Vec<f64>>;
+
+fn by_card(medians: &[f64], uuids: &[String]) -> ByCard {
+    let mut cards: ByCard = BTreeMap::new();
     for (m, u) in medians.iter().zip(uuids) {
         if m.is_finite() && *m > 0.0 {
-            cards.entry(u.as_str()).or_default().push(*m);
+            cards.entry(u.clone()).or_default().push(*m);
         }
     }
+    cards
+}
+
+/// Run and card spreads of one metric from its run medians by card.
+fn measure(cards: &ByCard) -> Spreads {
     let run = super::level::pooled_spread(cards.values()).map(|(sd, df)| Spread { sd, df: f64::from(df) });
-    let means: Vec<f64> = cards.values().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+    let means: Vec<f64> = cards.values().map(|v| mean(v)).collect();
     let card = (means.len() >= 2).then(|| {
-        let mean = means.iter().sum::<f64>() / means.len() as f64;
-        let var = means.iter().map(|m| (m / mean - 1.0).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
+        let m = mean(&means);
+        let var = means.iter().map(|x| (x / m - 1.0).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
         Spread { sd: var.sqrt(), df: (means.len() - 1) as f64 }
     });
     Spreads { run, card, run_model: None, card_model: None }
 }
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Each run's relative deviation from the mean of its card's other runs, in units of the
+/// spread `sd` of one run about that mean (`sd · √(1 + 1/(n − 1))`).
+fn run_deviations(cards: &ByCard, sd: f64) -> Vec<f64> {
+    let mut z = Vec::new();
+    for runs in cards.values().filter(|r| r.len() >= 2) {
+        let n = runs.len();
+        for (i, x) in runs.iter().enumerate() {
+            let others: Vec<f64> = runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, v)| *v).collect();
+            let scale = sd * (1.0 + 1.0 / (n - 1) as f64).sqrt();
+            if scale > 0.0 {
+                z.push((x / mean(&others) - 1.0) / scale);
+            }
+        }
+    }
+    z
+}
+
+/// Each card mean's relative deviation from the mean of the other cards, in units of the
+/// spread `sd` of one card about that mean (`sd · √(1 + 1/(k − 1))`).
+fn card_deviations(cards: &ByCard, sd: f64) -> Vec<f64> {
+    let means: Vec<f64> = cards.values().map(|v| mean(v)).collect();
+    let k = means.len();
+    if k < 3 {
+        return Vec::new();
+    }
+    let scale = sd * (1.0 + 1.0 / (k - 1) as f64).sqrt();
+    (0..k)
+        .filter(|_| scale > 0.0)
+        .map(|i| {
+            let others: Vec<f64> = means.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, v)| *v).collect();
+            (means[i] / mean(&others) - 1.0) / scale
+        })
+        .collect()
+}
+
+/// The split-conformal quantile of `|z|` at `confidence`: the value of rank
+/// `⌈(N + 1) · confidence⌉` among the `N` deviations (the largest where that rank exceeds N);
+/// `None` with fewer than 20.
+fn tail(z: Vec<f64>, confidence: f64) -> Option<f64> {
+    let mut a: Vec<f64> = z.into_iter().filter(|v| v.is_finite()).map(f64::abs).collect();
+    if a.len() < MIN_TAIL_DEVIATIONS {
+        return None;
+    }
+    a.sort_by(f64::total_cmp);
+    let rank = ((a.len() + 1) as f64 * confidence).ceil() as usize;
+    Some(a[rank.clamp(1, a.len()) - 1])
+}
+
+/// Fewest deviations for a family's tail quantile.
+const MIN_TAIL_DEVIATIONS: usize = 20;
 
 #[cfg(test)]
 mod tests {
@@ -279,7 +382,7 @@ mod tests {
     #[test]
     fn run_and_card_spreads_come_from_run_medians_by_card() {
         // Two cards 10 % apart, runs 1 % either side of their card's mean.
-        let s = measure(&[99.0, 101.0, 108.9, 111.1], &ids(&["a", "a", "b", "b"]));
+        let s = measure(&by_card(&[99.0, 101.0, 108.9, 111.1], &ids(&["a", "a", "b", "b"])));
         let run = s.run.unwrap();
         assert_eq!(run.df, 2.0);
         assert!((run.sd - 0.01414).abs() < 1e-4, "{run:?}");
@@ -287,8 +390,25 @@ mod tests {
         assert_eq!(card.df, 1.0);
         assert!((card.sd - (10.0 / 105.0) * std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-4, "{card:?}");
         // One run per card: no run spread; one card: no card spread.
-        assert!(measure(&[100.0, 110.0], &ids(&["a", "b"])).run.is_none());
-        assert!(measure(&[100.0, 101.0], &ids(&["a", "a"])).card.is_none());
+        assert!(measure(&by_card(&[100.0, 110.0], &ids(&["a", "b"]))).run.is_none());
+        assert!(measure(&by_card(&[100.0, 101.0], &ids(&["a", "a"]))).card.is_none());
+    }
+
+    #[test]
+    fn the_tail_quantile_is_the_conformal_rank_of_the_deviations() {
+        // 99 deviations 1..=99 and one of 500: at 0.99 the rank is ceil(101 · 0.99) = 100.
+        let mut z: Vec<f64> = (1..=99).map(f64::from).collect();
+        z.push(-500.0);
+        assert_eq!(tail(z.clone(), 0.99), Some(500.0));
+        assert_eq!(tail(z, 0.9), Some(91.0));
+        assert_eq!(tail(vec![1.0; 5], 0.99), None);
+        // Runs 1 % apart on one card: each 1 % from the other, in units of 1 % · √2.
+        let cards = by_card(&[99.0, 100.0], &ids(&["a", "a"]));
+        let d = run_deviations(&cards, 0.01);
+        assert!(
+            (d[0] + 1.0 / 2.0_f64.sqrt()).abs() < 1e-9 && (d[1] - 1.0 / 0.99 / 2.0_f64.sqrt() * 1.0).abs() < 1e-2,
+            "{d:?}"
+        );
     }
 
     #[test]
