@@ -1,4 +1,4 @@
-//! Where on the chip a measurement runs (DESIGN.md section 3a).
+//! Where on the chip a measurement runs.
 //!
 //! A latency measured from one block lands on whichever SM the scheduler picks, and the L2 slices
 //! that a few atomic addresses hash to depend on the physical pages of the allocation: both move a

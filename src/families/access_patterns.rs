@@ -118,7 +118,7 @@ struct Run {
 }
 
 /// Places a small (`reused`) footprint takes in turn, one per launch: which L2 slices its lines
-/// hash to otherwise moves the re-read bandwidth by several percent between runs (DESIGN.md 3a).
+/// hash to otherwise moves the re-read bandwidth by several percent between runs.
 pub const REUSED_PLACEMENTS: u64 = 32;
 
 /// Byte offset of the footprint for launch `launch` of a run over `footprint` bytes in a buffer

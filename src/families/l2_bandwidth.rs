@@ -7,7 +7,7 @@
 //! every block over three quarters of the L2 (more than one partition of a two-partition L2).
 //! Under the full profile, a footprint sweep from 1 MiB to beyond the L2 and a finer block sweep.
 //!
-//! Placement (DESIGN.md section 3a): which L2 slices serve a footprint depends on the physical
+//! Placement: which L2 slices serve a footprint depends on the physical
 //! pages it lands on, fixed for a process. The regression footprints therefore have
 //! [`l2_placements`] copies spread over pages, and each sample reads the next copy (after one
 //! untimed launch that loads it into the L2), so that a run's median is taken over placements.

@@ -3,7 +3,7 @@
 //!
 //! Which L2 slices a few addresses hash to moves their throughput by several percent from one
 //! allocation to the next, so every target has [`DEFAULT_PLACEMENTS`] copies spread over pages
-//! and each launch uses the next one (DESIGN.md section 3a): a sample averages over placements.
+//! and each launch uses the next one: a sample averages over placements.
 
 use cudarc::driver::{CudaView, PushKernelArg};
 
