@@ -1,0 +1,225 @@
+//! The upgrade job without a GPU: machine-code attribution on committed SASS listings (two
+//! versions of one kernel, both listing formats, the recorded dissect dump), and the A/B
+//! judgement of recorded runs (two runs of a committed baseline card as A; copies of them,
+//! shifted or with another cubin, as B), through the job's folder as `--from` reads it.
+
+use std::path::{Path, PathBuf};
+
+use gpubench::baseline::{RunsFile, Store};
+use gpubench::config::Config;
+use gpubench::error::exit;
+use gpubench::results::{ResultsDocument, Summary};
+use gpubench::upgrade::code::{CodeVerdict, FunctionCode, compare_function, functions};
+use gpubench::upgrade::judge::Outcome;
+use gpubench::upgrade::loops::{inner_loop, innermost};
+use gpubench::upgrade::{judge_folder, report, sass};
+use gpubench::verdict::{FailOn, Verdict};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(root().join("tests/fixtures/sass/upgrade").join(name)).unwrap()
+}
+
+fn function<'a>(fs: &'a [FunctionCode], name: &str) -> &'a FunctionCode {
+    fs.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no {name}"))
+}
+
+#[test]
+fn the_triad_loop_is_found_and_counted_in_both_listing_formats() {
+    let a = functions(&fixture("a/stream.sass"));
+    assert_eq!(a.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["stream_triad", "stream_scale", "stream_copy"]);
+    let triad = function(&a, "stream_triad").inner.clone().expect("a loop");
+    let count = |c: &str| triad.classes.get(c).copied().unwrap_or(0);
+    assert_eq!(count("load global 128-bit"), 2);
+    assert_eq!(count("store global 128-bit"), 1);
+    assert_eq!(count("float"), 2);
+    assert_eq!(count("control"), 1, "the backward branch; the EXIT and the trap lie after the loop");
+    assert_eq!(triad.len(), 15);
+    assert_eq!(triad.code.last().unwrap(), "@!P0 BRA +0x0", "{:?}", triad.code);
+
+    // nvdisasm prints the same code with labels: the same loop, instruction for instruction.
+    let nv = functions(&fixture("nvdisasm-stream_triad.sass"));
+    assert_eq!(nv.len(), 1);
+    assert_eq!(nv[0].inner.as_ref(), Some(&triad));
+}
+
+#[test]
+fn two_versions_of_a_kernel_compare_by_their_inner_loops() {
+    let (a, b) = (functions(&fixture("a/stream.sass")), functions(&fixture("b/stream.sass")));
+    let triad = compare_function(function(&a, "stream_triad"), function(&b, "stream_triad"));
+    assert_eq!(triad.verdict, CodeVerdict::LoopChanged);
+    assert_eq!(triad.loop_len, Some((15, 18)));
+    assert!(triad.delta.contains(&("load global 128-bit".into(), 2, 0)), "{:?}", triad.delta);
+    assert!(triad.delta.contains(&("load global 64-bit".into(), 0, 4)), "{:?}", triad.delta);
+    assert!(triad.delta.contains(&("store global 64-bit".into(), 0, 2)), "{:?}", triad.delta);
+    assert!(triad.line().starts_with("stream_triad: inner loop 15 -> 18 instructions: "), "{}", triad.line());
+    // The scale kernel's prologue grew by two instructions: its loop moved, and reads the same.
+    let scale = compare_function(function(&a, "stream_scale"), function(&b, "stream_scale"));
+    assert_eq!(scale.verdict, CodeVerdict::LoopIdentical);
+    let copy = compare_function(function(&a, "stream_copy"), function(&b, "stream_copy"));
+    assert_eq!(copy.verdict, CodeVerdict::Identical);
+}
+
+#[test]
+fn the_recorded_dissect_listing_has_one_timed_load_in_each_chase_loop() {
+    let path = root().join("tests/fixtures/sass/sm_90-dissect.sass.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()), &mut text)
+        .unwrap();
+    let fs = sass::parse(&text);
+    assert_eq!(fs.len(), 15);
+    for (name, load) in [
+        ("dissect_hist_ca", "load global 32-bit STRONG.SM"),
+        ("dissect_hist_cg", "load global 32-bit STRONG.GPU"),
+        ("dissect_hist_nc", "load global 32-bit CONSTANT"),
+    ] {
+        let f = fs.iter().find(|f| f.name == name).unwrap();
+        assert!(!innermost(f).is_empty(), "{name}: no loop");
+        let l = inner_loop(f).unwrap();
+        // The timed chase (unrolled by four), not the longer untimed warm-up loop before it.
+        let loads: u32 = l.classes.iter().filter(|(c, _)| c.starts_with("load global")).map(|(_, n)| n).sum();
+        assert_eq!((loads, l.classes.get(load).copied()), (4, Some(4)), "{name}: {:?}", l.classes);
+        assert!(l.code.iter().any(|i| i.contains("SR_CLOCKLO")), "{name}");
+        // The trap after EXIT (a branch to itself) is no loop.
+        assert!(innermost(f).iter().all(|s| s.end > s.start), "{name}");
+    }
+}
+
+/// Two runs of the first card of the committed H100 baseline.
+fn card_runs() -> Vec<ResultsDocument> {
+    let runs =
+        RunsFile::read(&root().join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz")).unwrap().into_runs();
+    let uuid = runs[0].gpu.uuid.clone();
+    let card: Vec<ResultsDocument> = runs.into_iter().filter(|r| r.gpu.uuid == uuid).collect();
+    assert_eq!(card.len(), 2);
+    card
+}
+
+/// Multiplies every sample of `benchmark:metric` by `factor`.
+fn shift(runs: &mut [ResultsDocument], benchmark: &str, metric: &str, factor: f64) {
+    for r in runs {
+        let b = r.benchmarks.iter_mut().find(|b| b.id == benchmark).unwrap();
+        let m = b.metrics.iter_mut().find(|m| m.name == metric).unwrap();
+        m.samples.iter_mut().for_each(|v| *v *= factor);
+        m.summary = Summary::of(&m.samples);
+        if let Some(n) = &mut m.normalized {
+            n.samples.iter_mut().for_each(|v| *v *= factor);
+            n.summary = Summary::of(&n.samples);
+        }
+    }
+}
+
+/// Gives `source`'s kernels another cubin hash in every benchmark.
+fn recompile(runs: &mut [ResultsDocument], source: &str) {
+    for k in runs.iter_mut().flat_map(|r| &mut r.benchmarks).flat_map(|b| &mut b.kernels) {
+        if k.source == source {
+            k.cubin_sha256 = "0".repeat(64);
+        }
+    }
+}
+
+/// A job's folder with `a` and `b` as the runs of their card.
+fn job(dir: &Path, a: &[ResultsDocument], b: &[ResultsDocument]) -> PathBuf {
+    let card = dir.join("runs").join(&a[0].gpu.uuid);
+    std::fs::create_dir_all(&card).unwrap();
+    for (label, runs) in [("a", a), ("b", b)] {
+        for (i, r) in runs.iter().enumerate() {
+            r.write(&card.join(format!("{label}-{}.json", i + 1))).unwrap();
+        }
+    }
+    dir.to_path_buf()
+}
+
+fn judged(dir: &Path, fail_on: FailOn) -> gpubench::upgrade::UpgradeReport {
+    let config = Config::discover(root()).unwrap();
+    judge_folder(dir, &config.rule, fail_on, &Store::new(dir.join("baselines"))).unwrap()
+}
+
+#[test]
+fn an_a_a_job_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = card_runs();
+    let r = judged(&job(dir.path(), &a, &a.clone()), FailOn::default());
+    let c = r.cards[0].comparison.as_ref().unwrap();
+    assert_eq!(c.counts.regressed, 0, "{}", c.counts.line());
+    assert_eq!(r.outcome, Outcome::Pass);
+    assert_eq!(r.exit_code(), exit::OK);
+    assert!(r.cards[0].kernels.iter().all(|k| k.verdict == CodeVerdict::Identical));
+    for f in ["upgrade.json", "upgrade.md", "upgrade-junit.xml"] {
+        assert!(dir.path().join(f).is_file(), "{f}");
+    }
+}
+
+#[test]
+fn a_slower_b_with_the_same_cubins_is_not_a_compiler_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = card_runs();
+    let mut b = a.clone();
+    shift(&mut b, "stream/triad", "bandwidth", 0.85);
+    let r = judged(&job(dir.path(), &a, &b), FailOn::default());
+    let card = &r.cards[0];
+    let m = card.comparison.as_ref().unwrap().metric("stream/triad", "bandwidth").unwrap();
+    assert_eq!(m.verdict, Verdict::Regressed, "{}", m.reason);
+    let code = card.code_of("stream/triad:bandwidth").unwrap();
+    assert_eq!(code.line, "machine code identical: not a compiler change");
+    assert_eq!(r.outcome, Outcome::RegressedSameCode);
+    assert_eq!(r.exit_code(), exit::REGRESSION_SAME_CODE);
+
+    let json: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
+    let metrics = json["cards"][0]["comparison"]["metrics"].as_array().unwrap();
+    assert!(metrics.iter().all(|m| m["code"]["verdict"].is_string()), "a code field on every metric");
+    let triad = metrics.iter().find(|m| m["benchmark"] == "stream/triad").unwrap();
+    assert_eq!(triad["code"]["verdict"], "identical");
+    let junit = report::junit(&r);
+    assert!(junit.contains("type=\"REGRESSED_SAME_CODE\""), "{junit}");
+    assert!(report::markdown(&r).contains("machine code identical: not a compiler change"));
+    let text = report::terminal(&r, false);
+    assert!(text.contains("│ code") || text.contains("code "), "{text}");
+    assert!(text.contains("upgrade: REGRESSED, machine code identical"), "{text}");
+}
+
+#[test]
+fn a_slower_b_with_another_cubin_is_a_code_change_named_by_its_inner_loop() {
+    let a = card_runs();
+    let mut b = a.clone();
+    shift(&mut b, "stream/triad", "bandwidth", 0.85);
+    recompile(&mut b, "stream.cu");
+
+    // Without listings: the cubin hashes differ, nothing says where.
+    let dir = tempfile::tempdir().unwrap();
+    let r = judged(&job(dir.path(), &a, &b), FailOn::default());
+    let code = r.cards[0].code_of("stream/triad:bandwidth").unwrap();
+    assert_eq!(code.verdict, CodeVerdict::Changed, "{}", code.line);
+    assert_eq!(r.exit_code(), exit::REGRESSION);
+    assert!(report::junit(&r).contains("type=\"REGRESSED_CODE_CHANGED\""));
+
+    // With both stacks' listings: the triad's inner loop changed; the scale kernel's did not.
+    for side in ["a", "b"] {
+        let d = dir.path().join("code/sm_90").join(side);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("stream.sass"), fixture(&format!("{side}/stream.sass"))).unwrap();
+    }
+    let r = judged(dir.path(), FailOn::default());
+    let code = r.cards[0].code_of("stream/triad:bandwidth").unwrap();
+    assert_eq!(code.verdict, CodeVerdict::LoopChanged);
+    assert_eq!(code.kernels, ["stream_triad"]);
+    assert!(code.line.contains("load global 128-bit 2 -> 0"), "{}", code.line);
+    assert_eq!(r.cards[0].code_of("stream/scale:bandwidth").unwrap().verdict, CodeVerdict::LoopIdentical);
+    assert_eq!(r.cards[0].code_of("stream/copy:bandwidth").unwrap().verdict, CodeVerdict::Identical);
+    assert_eq!(r.exit_code(), exit::REGRESSION);
+    assert!(r.code_by.starts_with("SASS"), "{}", r.code_by);
+}
+
+#[test]
+fn a_card_without_runs_of_a_stack_is_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = card_runs();
+    let r = judged(&job(dir.path(), &a, &[]), FailOn::default());
+    assert_eq!(r.outcome, Outcome::NotJudged);
+    assert_eq!(r.exit_code(), exit::NOT_JUDGED);
+    assert!(r.cards[0].not_judged.as_deref().unwrap().contains("no runs of stack B"));
+    assert!(report::junit(&r).contains("type=\"NOT_JUDGED\""));
+}
