@@ -79,6 +79,17 @@ fn missing_inputs_fail_in_one_line_with_their_codes() {
     one_line(&cli(&["upgrade", "--from", "nowhere"], dir.path()), exit::DATA, "error: nowhere/runs: ");
 }
 
+#[test]
+fn the_before_step_saves_one_baseline_per_card_on_several_gpus() {
+    // `--save-baseline NAME --per-gpu` is accepted with several GPUs (each saves its own card's
+    // baseline); without --per-gpu it stays refused. Here it gets as far as finding no GPU.
+    let dir = tempfile::tempdir().unwrap();
+    let o = cli(&["--device", "all", "--save-baseline", "before", "--per-gpu"], dir.path());
+    one_line(&o, exit::ENVIRONMENT, "error: no CUDA");
+    let o = cli(&["--device", "all", "--save-baseline", "before"], dir.path());
+    one_line(&o, exit::USAGE, "error: --save-baseline saves one GPU's run; for several GPUs, add --per-gpu");
+}
+
 /// An unpacked archive: a manifest, a CLI and no benches.
 fn archive(dir: &Path, name: &str) -> PathBuf {
     let root = dir.join(name);
