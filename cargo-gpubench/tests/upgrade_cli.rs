@@ -177,3 +177,30 @@ fn from_a_job_folder_judges_and_reports_without_a_gpu() {
     let m = &v["cards"][0]["comparison"]["metrics"][0];
     assert!(m["code"]["line"].is_string(), "{m}");
 }
+
+#[test]
+fn the_example_workflow_runs_the_job_with_flags_it_has_and_names_its_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = String::from_utf8_lossy(&cli(&["upgrade", "--help"], dir.path()).stdout).into_owned();
+    let wf =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.github/workflows/gpu-upgrade.yml"))
+            .unwrap();
+    assert!(wf.contains("/bin/cargo-gpubench upgrade \"${args[@]}\""), "the workflow runs the job");
+    let flags: Vec<&str> = wf
+        .lines()
+        .filter(|l| l.contains("args=(") || l.contains("args+=(") || l.trim_start().starts_with("--"))
+        .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == '(' || c == ')'))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .collect();
+    assert!(flags.len() >= 8, "{flags:?}");
+    for f in flags {
+        assert!(
+            help.contains(&format!("{f} ")) || help.contains(&format!("{f}\n")),
+            "the workflow passes {f}, which upgrade lacks"
+        );
+    }
+    for code in ["0)", "1)", "11)", "12)"] {
+        assert!(wf.contains(code), "the workflow does not tell exit {code} apart");
+    }
+    assert!(wf.contains("REGRESSED_CODE_CHANGED") && wf.contains("REGRESSED_SAME_CODE") && wf.contains("NOT_JUDGED"));
+}
