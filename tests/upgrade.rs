@@ -223,3 +223,90 @@ fn a_card_without_runs_of_a_stack_is_not_judged() {
     assert!(r.cards[0].not_judged.as_deref().unwrap().contains("no runs of stack B"));
     assert!(report::junit(&r).contains("type=\"NOT_JUDGED\""));
 }
+
+/// A stack whose CLI is a script: it logs its stack, folder and loader path, and copies the
+/// recorded run named like its results file (`a-1.json`, ...) from `$RUNS`.
+fn fake_archive(dir: &Path) -> PathBuf {
+    let root = dir.join("fake-archive");
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    let cli = root.join("bin/cargo-gpubench");
+    std::fs::write(
+        &cli,
+        "#!/bin/sh\nout=\"\"\nwhile [ $# -gt 0 ]; do case $1 in --output) out=$2; shift;; esac; shift; done\n\
+         echo \"$STACK $(basename $out) $(pwd) ${LD_LIBRARY_PATH%%:*}\" >> \"$RUNS/log\"\n\
+         cp \"$RUNS/$(basename $out)\" \"$out\"\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&cli).status().unwrap();
+    std::fs::write(
+        root.join("manifest.json"),
+        r#"{"schema":"gpubench.archive/1","tool_version":"0.1.0","benches":[],"cli":"bin/cargo-gpubench"}"#,
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn the_job_alternates_the_stacks_on_each_card_and_judges_what_they_wrote() {
+    use gpubench::upgrade::job::{self, JobObserver, JobRequest};
+    use gpubench::upgrade::rounds::Card;
+    use gpubench::upgrade::stacks::StackSpec;
+
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("recorded");
+    std::fs::create_dir_all(&runs).unwrap();
+    let a = card_runs();
+    let mut b = a.clone();
+    shift(&mut b, "stream/triad", "bandwidth", 0.85);
+    for (i, (ra, rb)) in a.iter().zip(&b).enumerate() {
+        ra.write(&runs.join(format!("a-{}.json", i + 1))).unwrap();
+        rb.write(&runs.join(format!("b-{}.json", i + 1))).unwrap();
+    }
+    let archive = fake_archive(dir.path());
+    let lib = dir.path().join("nvrtc12/libnvrtc.so.12");
+    std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+    std::fs::write(&lib, b"").unwrap();
+    let env = |s: &str| vec![("STACK".to_string(), s.to_string()), ("RUNS".into(), runs.display().to_string())];
+    let req = JobRequest {
+        stacks: [
+            StackSpec { label: "A".into(), archive: Some(archive.clone()), nvrtc: Some(lib), env: env("A") },
+            StackSpec { label: "B".into(), archive: Some(archive), nvrtc: None, env: env("B") },
+        ],
+        before: None,
+        rounds: 2,
+        device: gpubench::runner::devices::DeviceSelection::One(0),
+        out: dir.path().join("job"),
+        run_args: vec!["--quick".into()],
+        manifest_path: None,
+        benches: Vec::new(),
+        disassemble: false,
+    };
+    struct Count(usize);
+    impl JobObserver for Count {
+        fn run(&mut self, o: &gpubench::upgrade::rounds::RunOutcome) {
+            assert_eq!(o.code, 0, "{:?}", o.reason);
+            self.0 += 1;
+        }
+    }
+    let mut seen = Count(0);
+    let cards = [Card { ordinal: 0, uuid: a[0].gpu.uuid.clone() }];
+    let config = Config::discover(root()).unwrap();
+    let store = Store::new(dir.path().join("baselines"));
+    let r = job::run_on(&req, &cards, &["sm_90".into()], &config.rule, FailOn::default(), &store, &mut seen).unwrap();
+    assert_eq!(seen.0, 4);
+    let log = std::fs::read_to_string(runs.join("log")).unwrap();
+    let lines: Vec<Vec<&str>> = log.lines().map(|l| l.split(' ').collect()).collect();
+    let order: Vec<String> = lines.iter().map(|l| format!("{} {}", l[0], l[1])).collect();
+    assert_eq!(order, ["A a-1.json", "B b-1.json", "A a-2.json", "B b-2.json"]);
+    let card_dir = std::fs::canonicalize(dir.path().join("job/runs").join(&a[0].gpu.uuid)).unwrap();
+    assert!(lines.iter().all(|l| Path::new(l[2]) == card_dir), "{log}");
+    // Stack A's runs load its NVRTC first; B's see the loader path as it was.
+    let links = Path::new(lines[0][3]);
+    assert!(links.ends_with("stack-a/nvrtc") && links.join("libnvrtc.so").exists(), "{log}");
+    assert!(!lines[1][3].ends_with("nvrtc"), "{log}");
+
+    assert_eq!(r.exit_code(), exit::REGRESSION_SAME_CODE);
+    assert!(r.stacks[0].description.contains("NVRTC"), "{}", r.stacks[0].description);
+    assert!(r.code_by.contains("--no-disassemble"), "{}", r.code_by);
+    assert!(dir.path().join("job/stacks.json").is_file() && dir.path().join("job/upgrade.json").is_file());
+}

@@ -92,12 +92,29 @@ pub fn run(
         .iter()
         .map(|&n| Ok(Card { ordinal: n, uuid: crate::device::uuid_without_context(n)? }))
         .collect::<Result<_>>()?;
-    let mut archs: Vec<String> =
-        ordinals.iter().map(|&n| crate::device::arch_without_context(n)).collect::<Result<_>>()?;
+    let archs: Vec<String> = ordinals.iter().map(|&n| crate::device::arch_without_context(n)).collect::<Result<_>>()?;
+    run_on(req, &cards, &archs, rule, fail_on, store, obs)
+}
+
+/// The job on `cards` (of the architectures `archs`), found by [`run`].
+pub fn run_on(
+    req: &JobRequest,
+    cards: &[Card],
+    archs: &[String],
+    rule: &Rule,
+    fail_on: FailOn,
+    store: &Store,
+    obs: &mut dyn JobObserver,
+) -> Result<UpgradeReport> {
+    let mut archs = archs.to_vec();
     archs.sort();
     archs.dedup();
-
+    let measured: Vec<&StackSpec> =
+        if req.before.is_some() { vec![&req.stacks[1]] } else { req.stacks.iter().collect() };
     std::fs::create_dir_all(&req.out).map_err(|e| Error::io(&req.out, e))?;
+    // Runs start in their card's folder: every path they get is absolute.
+    let out = std::fs::canonicalize(&req.out).map_err(|e| Error::io(&req.out, e))?;
+    let req = &JobRequest { out, ..req.clone() };
     let workspace = if measured.iter().any(|s| s.archive.is_none()) {
         obs.note("building the workspace's bench targets into an archive for the stacks without one");
         let bins = runner::build_benches(req.manifest_path.as_deref(), &req.benches)?;
@@ -126,11 +143,11 @@ pub fn run(
     write_json(&req.out.join("stacks.json"), &plan_file)?;
 
     let outcomes = if req.before.is_some() {
-        run_rounds_b_only(req, &prepared[0], &cards, obs)?
+        run_rounds_b_only(req, &prepared[0], cards, obs)?
     } else {
         let plan = RoundPlan {
             stacks: [&prepared[0], &prepared[1]],
-            cards: &cards,
+            cards,
             rounds: req.rounds,
             out: &req.out,
             run_args: &req.run_args,

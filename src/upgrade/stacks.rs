@@ -132,8 +132,10 @@ pub fn prepare(spec: &StackSpec, work: &Path, workspace: Option<&Path>) -> Resul
     let archive = spec.archive.as_deref().or(workspace).ok_or_else(|| {
         Error::Usage(format!("stack {}: no archive given and none built from the workspace", spec.label))
     })?;
+    // Runs start in their card's folder: the archive's paths must be absolute.
+    let archive = &std::fs::canonicalize(archive).map_err(|e| Error::io(archive, e))?;
     let root = if archive.is_dir() {
-        if archive.join("manifest.json").is_file() { archive.to_path_buf() } else { archive.join(ARCHIVE_ROOT) }
+        if archive.join("manifest.json").is_file() { archive.clone() } else { archive.join(ARCHIVE_ROOT) }
     } else {
         side.join("archive").join(ARCHIVE_ROOT)
     };
