@@ -81,7 +81,8 @@ fn show(args: &UpgradeArgs, r: &UpgradeReport) -> Result<()> {
     } else {
         crate::output::emit_raw(report::terminal(r, args.all));
     }
-    let files: [(&Option<std::path::PathBuf>, fn(&UpgradeReport) -> String); 3] =
+    type Render = fn(&UpgradeReport) -> String;
+    let files: [(&Option<std::path::PathBuf>, Render); 3] =
         [(&args.markdown, report::markdown), (&args.junit, report::junit), (&args.verdicts_json, UpgradeReport::json)];
     for (path, render) in files {
         if let Some(path) = path {
