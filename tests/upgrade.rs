@@ -310,3 +310,30 @@ fn the_job_alternates_the_stacks_on_each_card_and_judges_what_they_wrote() {
     assert!(r.code_by.contains("--no-disassemble"), "{}", r.code_by);
     assert!(dir.path().join("job/stacks.json").is_file() && dir.path().join("job/upgrade.json").is_file());
 }
+
+/// The default of three rounds, from measured power: on cards recorded three times (five fresh
+/// cards, `results/*/runs-fresh-three-runs-2026-11-24.tar.xz`), A/A with three runs a side leaves
+/// 2-5 of 307 metrics INSENSITIVE (detectable effect above 10 %) where two runs a side leave
+/// 14-33, and judges 281-291 of them to 3 %.
+#[test]
+fn three_rounds_see_what_two_cannot() {
+    use gpubench::verdict::{Side, compare, corpus};
+    let rule = Config::discover(root()).unwrap().rule;
+    for class in ["nvidia-h100-80gb-hbm3-cc90-132sm-79gib", "nvidia-h200-cc90-132sm-140gib"] {
+        let path = root().join("results").join(class).join("runs-fresh-three-runs-2026-11-24.tar.xz");
+        let mut c = corpus::gather(&[path]).unwrap();
+        corpus::split_chosen(&mut c.runs);
+        let uuid = c.runs[0].1.gpu.uuid.clone();
+        let runs: Vec<ResultsDocument> =
+            c.runs.into_iter().filter(|(_, r)| r.gpu.uuid == uuid).map(|(_, r)| r).collect();
+        assert_eq!(runs.len(), 3, "{class}");
+        let insensitive = |n: usize| {
+            let k = compare(Side::of("A", &runs[..n]), Side::of("B", &runs[..n]), &rule).unwrap();
+            assert_eq!(k.counts.regressed, 0);
+            k.counts.insensitive
+        };
+        let (two, three) = (insensitive(2), insensitive(3));
+        assert!(three <= 10 && three < two, "{class} {uuid}: {two} INSENSITIVE with two rounds, {three} with three");
+    }
+    assert_eq!(gpubench::upgrade::DEFAULT_ROUNDS, 3);
+}
