@@ -241,8 +241,15 @@ pub struct MetricCode {
 
 impl MetricCode {
     /// The attribution of a metric of benchmark `benchmark` that ran the kernel sources
-    /// `sources`, given every source's comparison.
-    pub fn of(benchmark: &str, metric: &str, sources: &[String], code: &BTreeMap<String, KernelCode>) -> Self {
+    /// `sources`, given every source's comparison; `config` is the benchmark's parameters and
+    /// chosen settings in words ("ld ilp=8 warps=32 4"), which help tell its kernels apart.
+    pub fn of(
+        benchmark: &str,
+        metric: &str,
+        config: &str,
+        sources: &[String],
+        code: &BTreeMap<String, KernelCode>,
+    ) -> Self {
         let kernels: Vec<&KernelCode> = sources.iter().filter_map(|s| code.get(s)).collect();
         if kernels.is_empty() {
             return MetricCode {
@@ -256,7 +263,7 @@ impl MetricCode {
             let v = kernels.iter().map(|k| k.verdict).max().unwrap_or(CodeVerdict::Unknown);
             (v, kernels.iter().map(|k| k.source.clone()).collect(), Vec::new())
         } else {
-            let chosen = relevant(benchmark, metric, &with_listings);
+            let chosen = relevant(benchmark, metric, config, &with_listings);
             let v = chosen.iter().map(|f| f.verdict).max().unwrap_or(CodeVerdict::Identical);
             let changed = chosen.iter().filter(|f| !f.verdict.same_measured_code()).map(|f| f.line()).collect();
             (v, chosen.iter().map(|f| f.name.clone()).collect(), changed)
@@ -301,13 +308,15 @@ fn first_two(items: &[String]) -> String {
 }
 
 /// The functions a metric ran: those whose name shares the most words with the benchmark id,
-/// the metric name and its configuration (`l1_ld_w4_ilp8` for `l1_bandwidth/32bit`,
-/// `inst_thr_fp32_fma_ilp8` for `instructions/throughput:fp32_fma`); all of them where no name
-/// shares a word.
-fn relevant<'a>(benchmark: &str, metric: &str, functions: &[&'a FunctionDiff]) -> Vec<&'a FunctionDiff> {
-    let wanted: Vec<String> = words(&format!("{} {metric}", benchmark.split_once('/').map_or(benchmark, |(_, n)| n)));
-    let score = |name: &str| {
-        words(name)
+/// the metric name and its configuration (`l1_ld_w4_ilp8` for `l1_bandwidth/32bit` at `ld`,
+/// width 4, ILP 8; `inst_thr_fp32_fma_ilp8` for `instructions/throughput:fp32_fma`); all of them
+/// where no name shares a word. Words split at letters and digits (`ilp8`: `ilp`, `8`), and a
+/// word of three letters or more matches the start of a longer one (`thr`, `throughput`).
+fn relevant<'a>(benchmark: &str, metric: &str, config: &str, functions: &[&'a FunctionDiff]) -> Vec<&'a FunctionDiff> {
+    let name = benchmark.split_once('/').map_or(benchmark, |(_, n)| n);
+    let wanted = words(&format!("{name} {metric} {config}"));
+    let score = |f: &str| {
+        words(f)
             .iter()
             .filter(|w| wanted.iter().any(|x| x == *w || (w.len() >= 3 && x.starts_with(w.as_str()))))
             .count()
@@ -319,8 +328,38 @@ fn relevant<'a>(benchmark: &str, metric: &str, functions: &[&'a FunctionDiff]) -
     functions.iter().copied().filter(|f| score(&f.name) == best).collect()
 }
 
+/// The distinct words of a name, lower case, split at non-alphanumerics and between letters
+/// and digits.
 fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_ascii_lowercase()).collect()
+    let mut out = std::collections::BTreeSet::new();
+    for part in s.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+        let mut cur = String::new();
+        for c in part.chars() {
+            if cur.chars().last().is_some_and(|l| l.is_ascii_digit() != c.is_ascii_digit()) {
+                out.insert(std::mem::take(&mut cur));
+            }
+            cur.push(c.to_ascii_lowercase());
+        }
+        out.insert(cur);
+    }
+    out.into_iter().collect()
+}
+
+/// A benchmark's parameters and chosen settings as words for [`MetricCode::of`]: scalar values
+/// only (strings, integers as such).
+pub fn config_words(b: &crate::results::BenchmarkResult) -> String {
+    let mut out = Vec::new();
+    for v in b.params.values().chain(b.chosen.values()) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Number(n) => match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => out.push(format!("{}", f as i64)),
+                _ => out.push(n.to_string()),
+            },
+            _ => {}
+        }
+    }
+    out.join(" ")
 }
 
 #[cfg(test)]
@@ -339,10 +378,14 @@ mod tests {
             diff("inst_thr_fp64_add_ilp8", CodeVerdict::Identical),
         ];
         let refs: Vec<&FunctionDiff> = fs.iter().collect();
-        let r = relevant("instructions/throughput", "fp32_fma", &refs);
+        let r = relevant("instructions/throughput", "fp32_fma", "", &refs);
         assert_eq!(r.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["inst_thr_fp32_fma_ilp8"]);
-        let r = relevant("instructions/latency", "fp32_fma", &refs);
+        let r = relevant("instructions/latency", "fp32_fma", "", &refs);
         assert_eq!(r.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["inst_lat_fp32_fma"]);
-        assert_eq!(relevant("x/y", "z", &refs).len(), 3, "no shared word: every function");
+        assert_eq!(relevant("x/y", "z", "", &refs).len(), 3, "no shared word: every function");
+        let l1 = [diff("l1_ld_w4_ilp8", CodeVerdict::Identical), diff("l1_ld_w8_ilp8", CodeVerdict::LoopChanged)];
+        let refs: Vec<&FunctionDiff> = l1.iter().collect();
+        let r = relevant("l1_bandwidth/32bit", "bytes_per_clk_per_sm", "4096 128 4 ld ld/ilp=8/warps=32 8", &refs);
+        assert_eq!(r.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["l1_ld_w4_ilp8"]);
     }
 }

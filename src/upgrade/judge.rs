@@ -121,8 +121,8 @@ pub fn judge_card(
     let by_source: BTreeMap<String, KernelCode> = kernels.iter().map(|k| (k.source.clone(), k.clone())).collect();
     let sources = benchmark_sources(b.last().expect("B has runs"), a.last().expect("A has runs"));
     for m in &c.metrics {
-        let srcs = sources.get(&m.benchmark).cloned().unwrap_or_default();
-        card.code.insert(m.key(), MetricCode::of(&m.benchmark, &m.metric, &srcs, &by_source));
+        let (srcs, config) = sources.get(&m.benchmark).cloned().unwrap_or_default();
+        card.code.insert(m.key(), MetricCode::of(&m.benchmark, &m.metric, &config, &srcs, &by_source));
     }
     card.kernels = kernels;
     card.outcome = outcome_of(&c, &card.code, fail_on);
@@ -152,12 +152,14 @@ fn kernel_comparisons(
         .collect()
 }
 
-/// Kernel sources of each benchmark, from the new side's run, else the baseline's.
-fn benchmark_sources(new: &ResultsDocument, old: &ResultsDocument) -> BTreeMap<String, Vec<String>> {
+/// Kernel sources and configuration words of each benchmark, from the new side's run, else the
+/// baseline's.
+fn benchmark_sources(new: &ResultsDocument, old: &ResultsDocument) -> BTreeMap<String, (Vec<String>, String)> {
     let mut out = BTreeMap::new();
     for b in old.benchmarks.iter().chain(&new.benchmarks) {
         if !b.kernels.is_empty() {
-            out.insert(b.id.clone(), b.kernels.iter().map(|k| k.source.clone()).collect());
+            let sources = b.kernels.iter().map(|k| k.source.clone()).collect();
+            out.insert(b.id.clone(), (sources, super::code::config_words(b)));
         }
     }
     out
