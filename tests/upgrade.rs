@@ -211,6 +211,14 @@ fn a_slower_b_with_another_cubin_is_a_code_change_named_by_its_inner_loop() {
     assert_eq!(r.cards[0].code_of("stream/copy:bandwidth").unwrap().verdict, CodeVerdict::Identical);
     assert_eq!(r.exit_code(), exit::REGRESSION);
     assert!(r.code_by.starts_with("SASS"), "{}", r.code_by);
+
+    // A listing compiled from another cubin than the runs loaded is not used, and said so.
+    let mut prov = a[0].benchmarks.iter().flat_map(|b| &b.kernels).find(|k| k.source == "stream.cu").unwrap().clone();
+    prov.cubin_sha256 = "1".repeat(64);
+    std::fs::write(dir.path().join("code/sm_90/a/provenance.json"), serde_json::to_vec(&[prov]).unwrap()).unwrap();
+    let r = judged(dir.path(), FailOn::default());
+    assert_eq!(r.cards[0].code_of("stream/triad:bandwidth").unwrap().verdict, CodeVerdict::Changed);
+    assert!(r.notes.iter().any(|n| n.contains("stream.cu are not of the cubins the runs loaded")), "{:?}", r.notes);
 }
 
 #[test]

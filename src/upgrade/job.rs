@@ -287,6 +287,20 @@ pub fn judge_folder(out: &Path, rule: &Rule, fail_on: FailOn, store: &Store) -> 
             stacks[0].nvrtc.join("/")
         ));
     }
+    let mut stale: Vec<&str> = cards
+        .iter()
+        .flat_map(|c| &c.kernels)
+        .filter(|k| k.by.contains("not the cubin the runs loaded"))
+        .map(|k| k.source.as_str())
+        .collect();
+    stale.sort();
+    stale.dedup();
+    if !stale.is_empty() {
+        notes.push(format!(
+            "the compiled listings of {} are not of the cubins the runs loaded (did the runs load another NVRTC?): compared by cubin hash",
+            stale.join(", ")
+        ));
+    }
     let by_sass = cards.iter().any(|c| c.kernels.iter().any(|k| k.by == "SASS"));
     let code_by = match (by_sass, plan.as_ref().and_then(|p| p.code_note.clone())) {
         (true, _) => "SASS listings of both stacks: inner loops compared where the cubins differ".to_string(),

@@ -143,11 +143,19 @@ fn kernel_comparisons(
         .into_iter()
         .map(|s| {
             let (pa, pb) = (a.get(s), b.get(s));
-            let pair = match (listings, pa, pb) {
-                (Some((la, lb)), Some(pa), Some(pb)) => la.of(s, &pa.cubin_sha256).zip(lb.of(s, &pb.cubin_sha256)),
-                _ => None,
+            let (pair, stale) = match (listings, pa, pb) {
+                (Some((la, lb)), Some(pa), Some(pb)) => {
+                    let (fa, fb) = (la.of(s, &pa.cubin_sha256), lb.of(s, &pb.cubin_sha256));
+                    let listed = la.functions.contains_key(s.as_str()) && lb.functions.contains_key(s.as_str());
+                    (fa.zip(fb), listed && (fa.is_none() || fb.is_none()))
+                }
+                _ => (None, false),
             };
-            compare_source(s, pa, pb, pair)
+            let mut k = compare_source(s, pa, pb, pair);
+            if stale && k.by != "SASS" && k.verdict != CodeVerdict::Identical {
+                k.by = "cubin SHA-256: the compiled listing is not the cubin the runs loaded".into();
+            }
+            k
         })
         .collect()
 }
