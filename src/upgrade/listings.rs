@@ -79,9 +79,10 @@ pub fn compile(stack: &PreparedStack, arch: &str, dir: &Path, tool: &Disassemble
         let line = err.lines().rev().find_map(|l| l.strip_prefix("error: ")).unwrap_or("no output").to_string();
         let reason = format!("compiling the kernels for {arch} failed: {line}");
         return Err(match out.status.code() {
-            Some(3) => {
-                Error::NvrtcLibrary { path: stack.cli.clone(), reason: format!("stack {}: {reason}", stack.label) }
-            }
+            Some(3) => Error::NvrtcLibrary {
+                path: stack.nvrtc.clone().unwrap_or_else(|| "libnvrtc (the loader's)".into()),
+                reason: format!("stack {}: {reason}", stack.label),
+            },
             code => Error::BenchProcess {
                 bench: format!("stack {} kernels", stack.label),
                 reason,

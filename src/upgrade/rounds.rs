@@ -175,6 +175,7 @@ mod tests {
             cli: "/x/bin/cargo-gpubench".into(),
             root: "/x".into(),
             env: Vec::new(),
+            nvrtc: None,
         };
         let card = Card { ordinal: 3, uuid: "GPU-1".into() };
         let args = run_command(&s, &card, Path::new("/o/b-2.json"), &["--quick".into()]);
@@ -205,6 +206,7 @@ mod tests {
             cli: exe.clone(),
             root: dir.path().into(),
             env: vec![("STACK".into(), l.into())],
+            nvrtc: None,
         };
         let (a, b) = (stack("A"), stack("B"));
         let cards = [Card { ordinal: 0, uuid: "GPU-0".into() }];

@@ -77,6 +77,9 @@ pub struct PreparedStack {
     pub root: PathBuf,
     /// Environment its processes get on top of this one's.
     pub env: Vec<(String, String)>,
+    /// The NVRTC library its processes load, when one was named.
+    #[serde(default)]
+    pub nvrtc: Option<PathBuf>,
 }
 
 impl PreparedStack {
@@ -168,7 +171,14 @@ pub fn prepare(spec: &StackSpec, work: &Path, workspace: Option<&Path>) -> Resul
         env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
         env.push(("LD_LIBRARY_PATH".into(), joined.to_string_lossy().into_owned()));
     }
-    Ok(PreparedStack { label: spec.label.clone(), description: spec.describe(), cli, root, env })
+    Ok(PreparedStack {
+        label: spec.label.clone(),
+        description: spec.describe(),
+        cli,
+        root,
+        env,
+        nvrtc: spec.nvrtc.clone(),
+    })
 }
 
 #[cfg(test)]
