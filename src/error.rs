@@ -32,6 +32,12 @@ pub mod exit {
     /// The run and the baseline are not comparable: a per-card baseline and a run on another
     /// card, or another GPU class without `--allow-other-class`.
     pub const MISMATCH: i32 = 10;
+    /// `upgrade`: a metric REGRESSED and the code it measured is the same machine code on both
+    /// stacks (the cubin, or the executed inner loop): not a compiler change.
+    pub const REGRESSION_SAME_CODE: i32 = 11;
+    /// `upgrade`: the job could not judge: a card lacks the runs of a stack, or (`--fail-on`)
+    /// verdicts it names occurred.
+    pub const NOT_JUDGED: i32 = 12;
     /// Interrupted by Ctrl-C (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
 
@@ -63,6 +69,12 @@ pub mod exit {
             "run and baseline must not be compared: a per-card baseline and another card, or another GPU class \
              without `--allow-other-class`",
         ),
+        (
+            REGRESSION_SAME_CODE,
+            "`upgrade`: a metric REGRESSED and the machine code it measured is identical on both stacks (not a \
+             compiler change); exit 1 from `upgrade` means the code changed or is not known",
+        ),
+        (NOT_JUDGED, "`upgrade`: could not judge: a card lacks the runs of a stack, or `--fail-on` verdicts occurred"),
         (INTERRUPTED, "interrupted"),
     ];
 
@@ -101,6 +113,14 @@ pub enum Error {
         "no NVRTC: libnvrtc.so.13 or libnvrtc.so.12 could not be loaded (install the CUDA toolkit's NVRTC, or add its folder to LD_LIBRARY_PATH)"
     )]
     NoNvrtc,
+    /// An NVRTC library named on the command line is missing or unusable.
+    #[error("NVRTC library {}: {reason}", path.display())]
+    NvrtcLibrary {
+        /// The library file given.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// libcuda loaded but lacks an entry point gpubench calls.
     #[error(
         "no usable CUDA driver: libcuda.so.1 loads but lacks {0} (a stub or mismatched library? install the NVIDIA driver R570 or later)"
@@ -241,6 +261,7 @@ impl Error {
         match self {
             Error::NoDriverLibrary
             | Error::NoNvrtc
+            | Error::NvrtcLibrary { .. }
             | Error::DriverSymbol(_)
             | Error::NvrtcSymbol(_)
             | Error::NoGpu(_)

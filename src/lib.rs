@@ -15,7 +15,8 @@
 //! - orchestration: [`protocol`] (what a bench process and the runner agree on), [`runner`]
 //!   (build benches through cargo, run them, merge their records, one run per GPU), [`fleet`];
 //! - the main job: [`pipeline`] (plan, build, run and collect, write, compare, save), what
-//!   `cargo gpubench` runs and a library user can call.
+//!   `cargo gpubench` runs and a library user can call; [`upgrade`], two software stacks run
+//!   alternately on the same GPUs and judged against each other, with the machine code compared.
 //!
 //! Errors and exit codes are defined once, in [`error`].
 
@@ -39,6 +40,7 @@ pub mod results;
 pub mod runner;
 pub mod stats;
 pub mod telemetry;
+pub mod upgrade;
 pub mod verdict;
 
 pub use error::{Error, Result};

@@ -109,6 +109,13 @@ fn every_command_case(dir: &Path) -> Vec<Vec<String>> {
     let db = dir.join("history.db").to_string_lossy().into_owned();
     let missing = dir.join("no-workspace/Cargo.toml").to_string_lossy().into_owned();
     let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    // An upgrade job's folder: one run of each stack.
+    let job = dir.join("job");
+    std::fs::create_dir_all(job.join("runs/card")).unwrap();
+    for side in ["a-1.json", "b-1.json"] {
+        std::fs::copy(fixture("h200-quick-run.json"), job.join("runs/card").join(side)).unwrap();
+    }
+    let job = job.to_string_lossy().into_owned();
     vec![
         s(&["--quick", "--no-baseline", "--manifest-path", &missing]),
         s(&["--quick", "--json", "--no-baseline", "--manifest-path", &missing]),
@@ -134,6 +141,7 @@ fn every_command_case(dir: &Path) -> Vec<Vec<String>> {
         s(&["history", "--db", &db, "--json"]),
         s(&["fleet", &quick]),
         s(&["health", "--timeout", "5"]),
+        s(&["upgrade", "--from", &job]),
     ]
 }
 

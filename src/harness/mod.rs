@@ -18,6 +18,7 @@
 
 mod env;
 mod measurement;
+pub mod overhead;
 mod probe;
 mod record;
 

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod groups;
+mod upgrade;
 
 pub use groups::{BaselineChoice, BaselinePlace, Format, OneDevice, VerdictOutputs};
+pub use upgrade::UpgradeArgs;
 
 /// GPU microbenchmarks as criterion benches: memory latency, bandwidth, atomics, with the clocks
 /// they ran at. Builds the workspace's bench targets, runs them on the GPU and writes one
@@ -29,6 +31,8 @@ pub fn exit_codes() -> String {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run two software stacks (archives, NVRTC libraries, environment) alternately on the same GPUs and judge B against A per card, with the machine code compared; or judge a run against per-card baselines saved before a driver upgrade.
+    Upgrade(UpgradeArgs),
     /// Build the bench targets (and this CLI) into a .tar.gz that runs on a GPU machine without a Rust toolchain.
     Archive(ArchiveArgs),
     /// Compile every embedded kernel with NVRTC for an architecture and report what was generated (no GPU needed).

@@ -1,6 +1,7 @@
 //! `cargo gpubench --device all` / `--device 0,2,5`: every listed GPU of the node at once, one
 //! process per GPU (each the single-GPU run, with its own per-UUID lock), one results file per
-//! GPU named by UUID, a combined table, and the worst of the GPUs' exit codes.
+//! GPU named by UUID, a combined table, and the worst of the GPUs' exit codes. With
+//! `--save-baseline NAME --per-gpu` each GPU's process saves its own per-card baseline.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -16,9 +17,11 @@ use crate::cli::RunArgs;
 use gpubench::pipeline::judge;
 
 pub fn run_many(args: RunArgs) -> Result<i32> {
-    if args.save_baseline.is_some() {
+    // With --per-gpu every GPU's process saves its own card's baseline (the before/after form
+    // of an upgrade); a class baseline comes from several GPUs' results through `fleet`.
+    if args.save_baseline.is_some() && !args.baseline.per_gpu {
         return Err(Error::Usage(
-            "--save-baseline saves one GPU's run; for several GPUs, save a class baseline from their results with `cargo gpubench fleet DIR --save-baseline PATH`".into(),
+            "--save-baseline saves one GPU's run; for several GPUs, add --per-gpu (one baseline per card), or save a class baseline from their results with `cargo gpubench fleet DIR --save-baseline PATH`".into(),
         ));
     }
     if args.outputs.files().any() {

@@ -16,6 +16,7 @@ mod load;
 mod ramp;
 mod report;
 mod run;
+mod upgrade;
 
 use gpubench::Result;
 
@@ -25,6 +26,7 @@ use crate::cli::{Cli, Command};
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         None => run::run(cli.run),
+        Some(Command::Upgrade(u)) => upgrade::upgrade(u),
         Some(Command::Archive(a)) => archive::archive(a),
         Some(Command::Kernels(k)) => kernels::kernels(k),
         Some(Command::Report(r)) => report::report(r),
