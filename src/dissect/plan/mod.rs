@@ -98,6 +98,8 @@ const MIN_STEPS: u64 = 4096;
 const MAX_STEPS: u64 = 32768;
 /// Timed accesses of a stride-sweep point.
 const STRIDE_STEPS: u64 = 8192;
+/// Rounds of bisection of the knees of a footprint sweep after its refinement.
+const MAX_BISECTIONS: usize = 16;
 
 struct Runner<'a, B: Backend> {
     b: &'a mut B,
@@ -290,6 +292,27 @@ impl<B: Backend> Runner<'_, B> {
                         continue;
                     }
                     self.tell(format!("{id} {f} B (refining)"));
+                    curve.insert(self.chase(path, f, stride, carveout)?);
+                }
+            }
+        }
+        if path != Path::Cg {
+            // Every knee bisected down to one step: its last clean point is then the capacity,
+            // not a guess among the footprints the bracket leaves possible.
+            for _ in 0..MAX_BISECTIONS {
+                let overhead = self.sweeps.timer_overhead_cycles;
+                let mids: Vec<u64> = levels::fit(&curve, overhead)
+                    .levels
+                    .iter()
+                    .filter_map(|l| l.capacity.as_ref())
+                    .map(|k| (k.last_clean + (k.first_dirty - k.last_clean) / 2) / stride * stride)
+                    .filter(|&f| !curve.has(f))
+                    .collect();
+                if mids.is_empty() {
+                    break;
+                }
+                for f in mids {
+                    self.tell(format!("{id} {f} B (bisecting)"));
                     curve.insert(self.chase(path, f, stride, carveout)?);
                 }
             }
