@@ -222,9 +222,17 @@ fn the_h100_run_agrees_with_published_hopper_figures() {
         assert_eq!(sure(&format!("{p}.line_bytes")), 128.0, "{p}: 128-byte lines");
     }
     // The L1 at carveout 0: below the 256 KB array, above what 228 KB of shared memory leaves.
-    let l1 = sure("l1.size_bytes");
+    // Its first miss is no sure capacity: the traces find the sets hashed (they fill unevenly,
+    // the first miss comes before the array is full) and the sweep brackets it only within 23
+    // steps. The texture path's first miss (240 KiB) is as unsure.
+    let l1 = d.number("l1.size_bytes").unwrap();
     assert!(l1 < 256.0 * kib && l1 > 28.0 * kib, "{l1}");
     assert_eq!(d.number("ro.size_bytes"), Some(l1), "ld.nc reads the same array");
+    for f in ["l1.size_bytes", "ro.size_bytes", "tex.size_bytes", "l1.carveout_0.size_bytes"] {
+        let fact = d.fact(f).unwrap();
+        assert!(fact.confidence < 0.8, "{f}: {fact:?}");
+    }
+    assert!(d.fact("l1.size_bytes").unwrap().method.contains("hashed sets"), "{:?}", d.fact("l1.size_bytes"));
     assert_eq!(sure("smem.banks"), 32.0);
     assert_eq!(sure("smem.bank_bytes"), 4.0);
     assert!(sure("const.l1.size_bytes") <= 64.0 * kib);
@@ -255,7 +263,9 @@ fn the_h100_run_agrees_with_published_hopper_figures() {
 }
 
 /// The same facts, at confidence >= 0.8, on the H100 fixture and the second H200 fixture: one
-/// architecture (cc 9.0), two L2 sizes. Everything but the L2's size is the same.
+/// architecture (cc 9.0), two L2 sizes. Everything but the L2's size is the same. (The L1-path
+/// capacities are not among them: hashed sets and brackets of many sweep steps leave them
+/// below 0.8 on both.)
 #[test]
 fn h100_and_h200_agree_on_every_confident_fact_but_the_l2_size() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dissect");
@@ -269,7 +279,7 @@ fn h100_and_h200_agree_on_every_confident_fact_but_the_l2_size() {
         assert_eq!(a.value, b.value, "{}: {a:?} vs {b:?}", a.name);
         compared += 1;
     }
-    assert!(compared >= 30, "{compared}");
+    assert!(compared >= 19, "{compared}");
 }
 
 /// Answers every request of the plan without simulating caches, after building and checking

@@ -295,3 +295,38 @@ fn l2_and_dram_latencies_are_medians_over_every_sm() {
     let row = d.rows.iter().find(|r| r.level == "L2 near").unwrap();
     assert!(row.latency_from.as_deref().is_some_and(|s| s.starts_with("8 SMs")), "{row:?}");
 }
+
+/// Four consecutive 32 B lines to a set, 256 sets of 5 ways: the first set overflows after 4
+/// x 256 + 1 lines, a fifth short of the 40 KiB the cache holds. The overfull set's lines come
+/// in runs of four ([1, 1, 1, 1021] lines apart): a regular layout, not a hash, which turns the
+/// first miss into the five ways and the whole capacity.
+#[test]
+fn block_mapped_sets_are_read_as_runs_of_lines() {
+    let mut cfg = SimConfig::small("four lines to a set");
+    cfg.tex.geom =
+        Geometry { sets: 256, ways: 5, line: 32, sector: 32, policy: Policy::Lru, mapping: Mapping::Consecutive(4) };
+    let d = dissect(cfg);
+    expect(&d, "tex.line_bytes", 32.0);
+    expect(&d, "tex.consecutive_lines", 4.0);
+    expect(&d, "tex.sets", 256.0);
+    expect(&d, "tex.ways", 5.0);
+    expect_text(&d, "tex.set_mapping", "bit-defined");
+    expect(&d, "tex.size_bytes", (40 << 10) as f64);
+    expect(&d, "tex.trace_size_bytes", (40 << 10) as f64);
+    for f in ["tex.sets", "tex.set_mapping", "tex.size_bytes"] {
+        assert!(d.fact(f).unwrap().confidence >= 0.9, "{:?}", d.fact(f));
+    }
+}
+
+/// One stray slow access in a thousand, of magnitudes that often land among the misses: the
+/// line, the policy and the trace kernel's capacity stay what was planted.
+#[test]
+fn one_stray_in_a_thousand_is_set_aside() {
+    let mut cfg = SimConfig::small("strays");
+    cfg.outlier_rate = 1e-3;
+    let g = cfg.l1.geom;
+    let d = dissect(cfg);
+    check_l1(&d, g, 3, "lru", "bit-defined");
+    let line = d.fact("l1.line_bytes").unwrap();
+    assert!(line.confidence >= 0.9 && line.method.contains("strays"), "{line:?}");
+}

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::traces::Found;
-use super::{banks, constant, granularity, l2, levels, line_check, tlb, traces};
+use super::{banks, constant, granularity, l1, l2, levels, tlb, traces};
 use crate::dissect::data::{Curve, Path, Sweeps};
 use crate::results::{Fact, FactValue};
 
@@ -94,7 +94,7 @@ impl Dissection {
         }
     }
 
-    fn number_fact(&mut self, name: &str, value: u64, unit: &str, confidence: f64, method: String) {
+    pub(super) fn number_fact(&mut self, name: &str, value: u64, unit: &str, confidence: f64, method: String) {
         self.facts.push(Fact {
             name: name.into(),
             value: FactValue::Number(value as f64),
@@ -105,7 +105,7 @@ impl Dissection {
     }
 
     /// A fact the sweeps cannot tell: the value "unknown", confidence 0, the reason as method.
-    fn unknown_fact(&mut self, name: &str, unit: &str, why: String) {
+    pub(super) fn unknown_fact(&mut self, name: &str, unit: &str, why: String) {
         self.facts.push(Fact {
             name: name.into(),
             value: FactValue::Text("unknown".into()),
@@ -115,11 +115,11 @@ impl Dissection {
         });
     }
 
-    fn found_number(&mut self, name: &str, f: &Found<u64>, unit: &str) {
+    pub(super) fn found_number(&mut self, name: &str, f: &Found<u64>, unit: &str) {
         self.number_fact(name, f.value, unit, f.confidence, f.method.clone());
     }
 
-    fn found_text(&mut self, name: &str, f: &Found<String>) {
+    pub(super) fn found_text(&mut self, name: &str, f: &Found<String>) {
         self.facts.push(Fact {
             name: name.into(),
             value: FactValue::Text(f.value.clone()),
@@ -129,13 +129,13 @@ impl Dissection {
         });
     }
 
-    fn latency(&mut self, name: &str, level: &levels::Level) {
+    pub(super) fn latency(&mut self, name: &str, level: &levels::Level) {
         if !level.samples.is_empty() {
             self.latencies.push(LatencySamples { name: name.into(), samples: level.samples.clone() });
         }
     }
 
-    fn mark(&mut self, id: &str, x: u64, label: String) {
+    pub(super) fn mark(&mut self, id: &str, x: u64, label: String) {
         match self.marks.iter_mut().find(|m| m.id == id) {
             Some(m) => m.knees.push((x, label)),
             None => self.marks.push(Marks { id: id.into(), knees: vec![(x, label)] }),
@@ -143,7 +143,7 @@ impl Dissection {
     }
 }
 
-fn level_title(path: Path) -> &'static str {
+pub(super) fn level_title(path: Path) -> &'static str {
     match path {
         Path::Ca => "L1 (ld.ca)",
         Path::Nc => "read-only (ld.nc)",
@@ -154,7 +154,7 @@ fn level_title(path: Path) -> &'static str {
     }
 }
 
-fn knee_method(curve: &Curve, level: &levels::Level, k: &levels::Knee) -> String {
+pub(super) fn knee_method(curve: &Curve, level: &levels::Level, k: &levels::Knee) -> String {
     let carveout = curve.carveout_percent.map(|p| format!(", carveout {p} %")).unwrap_or_default();
     let half = k.half.map(|(a, b)| format!("; half the drop between {a} and {b} B")).unwrap_or_default();
     if level.plateau_share >= 0.9 {
@@ -179,131 +179,27 @@ fn knee_method(curve: &Curve, level: &levels::Level, k: &levels::Knee) -> String
 pub fn analyze(sweeps: &Sweeps) -> Dissection {
     let mut d = Dissection::default();
     let overhead = sweeps.timer_overhead_cycles;
+    let mut ca = l1::Reading::default();
     for path in [Path::Ca, Path::Nc, Path::Tex] {
-        l1_path(&mut d, sweeps, path, overhead);
+        let reading = l1::l1_path(&mut d, sweeps, path, overhead);
+        if path == Path::Ca {
+            ca = reading;
+        }
     }
     l2(&mut d, sweeps, overhead);
     tlb_facts(&mut d, sweeps);
-    carveouts(&mut d, sweeps, overhead);
+    carveouts(&mut d, sweeps, overhead, ca);
     shared(&mut d, sweeps);
     constant(&mut d, sweeps, overhead);
     d
 }
 
-fn fetch(d: &mut Dissection, sweeps: &Sweeps, path: Path) -> Option<u64> {
+pub(super) fn fetch(d: &mut Dissection, sweeps: &Sweeps, path: Path) -> Option<u64> {
     let id = format!("stride/{}", path.label());
     let g = granularity::fetch_granularity(sweeps.curve(&id)?)?;
     d.number_fact(&format!("{}.fetch_bytes", path.level_prefix()), g.bytes, "bytes", g.confidence, g.method.clone());
     d.mark(&id, g.bytes, format!("{} B", g.bytes));
     Some(g.bytes)
-}
-
-fn l1_path(d: &mut Dissection, sweeps: &Sweeps, path: Path, overhead: f64) {
-    let prefix = path.level_prefix();
-    let label = path.label();
-    let mut row = Row { level: level_title(path).into(), ..Row::default() };
-    row.fetch_bytes = fetch(d, sweeps, path);
-    let size_curve = sweeps.curve(&format!("size/{label}"));
-    let mut size_knee_confidence = None;
-    if let Some(curve) = size_curve {
-        let fit = levels::fit(curve, overhead);
-        if let Some(first) = fit.levels.first() {
-            row.latency_cycles = Some(first.latency_cycles);
-            d.latency(&format!("{prefix}.hit"), first);
-            if let Some(k) = &first.capacity {
-                size_knee_confidence = Some(k.confidence);
-                d.number_fact(
-                    &format!("{prefix}.size_bytes"),
-                    k.value,
-                    "bytes",
-                    k.confidence,
-                    knee_method(curve, first, k),
-                );
-                d.mark(&curve.id, k.value, format!("{} B", k.value));
-                row.size_bytes = Some(k.value);
-                row.half_bytes = k.half;
-            }
-        }
-    }
-    // Trace analysis: capacity with the trace kernel, line, sets, ways, mapping, policy. The
-    // hit/miss window is the size sweep's, as in the plan that chose the traces.
-    let window = size_curve.and_then(levels::miss_window);
-    let cap_id = format!("trace-capacity/{label}");
-    let cap_curve = sweeps.curve(&cap_id);
-    let capacity = cap_curve.and_then(|c| {
-        let w = window?;
-        // The trace kernel's capacity: the largest footprint whose probe showed no miss.
-        let missed = |p: &crate::dissect::data::Point| {
-            p.hist.bins().filter(|(c, _)| *c >= w.0 && *c <= w.1).map(|(_, n)| n).sum::<u64>() >= 2
-        };
-        let last_clean = c.points.iter().filter(|p| !missed(p)).map(|p| p.x).max()?;
-        let first_dirty = c.points.iter().filter(|p| missed(p) && p.x > last_clean).map(|p| p.x).min()?;
-        Some((last_clean, first_dirty, c.stride_bytes))
-    });
-    if let (Some(b), Some((cap, dirty, unit))) = (window, capacity) {
-        d.mark(&cap_id, cap, format!("{cap} B"));
-        // The first miss of the trace kernel is the size sweep's knee again: a broad knee (sets
-        // that fill unevenly) understates sets x ways x line here too.
-        let knee_confidence = size_knee_confidence.unwrap_or(1.0);
-        d.number_fact(
-            &format!("{prefix}.trace_size_bytes"),
-            cap,
-            "bytes",
-            (if dirty - cap <= unit { 1.0f64 } else { 0.5 }).min(knee_confidence),
-            format!(
-                "{cap_id}: largest footprint without misses for the trace kernel (not at {dirty} B), whose shared memory shrinks the L1; sets x ways x line"
-            ),
-        );
-        row.trace_size_bytes = Some(cap);
-        let line_traces = sweeps.traces_with(&format!("line/{label}"));
-        let fine = line_traces.first().map(|t| t.stride_bytes).zip(row.fetch_bytes).filter(|(s, g)| s < g);
-        if let Some((step, fetch)) = fine {
-            // Input check: below the fetch granularity the first access to each fetched unit
-            // misses and the next ones hit, whatever the line: the trace cannot show a line.
-            d.unknown_fact(
-                &format!("{prefix}.line_bytes"),
-                "bytes",
-                format!(
-                    "line/{label}: the trace steps {step} B, finer than the {fetch} B fetch granularity of stride/{label}: refused (its misses would mark fetches, not lines)"
-                ),
-            );
-        } else if let Some(mut line) = traces::line_bytes(&line_traces, b) {
-            let check = sweeps.curve(&format!("line-check/{label}"));
-            if let (Some(size), Some(check), Some(fetch)) = (size_curve, check, row.fetch_bytes) {
-                line = line_check::check(line, size, check, overhead, fetch);
-            }
-            d.found_number(&format!("{prefix}.line_bytes"), &line, "bytes");
-            row.line_bytes = Some(line.value);
-        }
-        let sets = sweeps.traces_with(&format!("sets/{label}/"));
-        if let Some(s) = traces::set_structure(&sets, cap, b) {
-            d.found_number(&format!("{prefix}.ways"), &s.ways, "ways");
-            d.found_number(&format!("{prefix}.sets"), &s.sets, "sets");
-            if let Some(m) = &s.mapping {
-                d.found_text(&format!("{prefix}.set_mapping"), m);
-                row.mapping = Some(m.value.clone());
-            }
-            let xs = sweeps.traces_with(&format!("policy-x/{label}/"));
-            let ys = sweeps.traces_with(&format!("policy-y/{label}/"));
-            let policy = traces::policy(&s.policy, &xs, &ys, b);
-            d.found_text(&format!("{prefix}.replacement"), &policy);
-            for t in &sets {
-                for &l in &s.conflict_lines {
-                    d.mark(&t.id, l, String::new());
-                }
-            }
-            row.ways = Some(s.ways.value);
-            row.sets = Some(s.sets.value);
-            row.policy = Some(policy.value.clone());
-        } else if let Some(p) = traces::periodicity(&sets, b).filter(|p| p.value == "non-lru") {
-            // No one set's lines to count, but misses that change from lap to lap are not LRU.
-            d.found_text(&format!("{prefix}.replacement"), &p);
-            row.policy = Some(p.value.clone());
-        }
-    }
-    if row != (Row { level: row.level.clone(), ..Row::default() }) {
-        d.rows.push(row);
-    }
 }
 
 fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
@@ -449,19 +345,22 @@ fn tlb_facts(d: &mut Dissection, sweeps: &Sweeps) {
     }
 }
 
-fn carveouts(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
+/// The L1 under each preferred carveout, its first miss read as the ld.ca traces read the
+/// L1's (a carveout changes the ways, not how lines map to sets).
+fn carveouts(d: &mut Dissection, sweeps: &Sweeps, overhead: f64, ca: l1::Reading) {
     for curve in sweeps.curves.iter().filter(|c| c.id.starts_with("carveout=")) {
         let p = curve.carveout_percent.unwrap_or(0);
         let fit = levels::fit(curve, overhead);
         if let Some((level, k)) = fit.levels.first().and_then(|l| l.capacity.as_ref().map(|k| (l, k))) {
+            let c = l1::capacity(k, curve.stride_bytes, ca);
             d.number_fact(
                 &format!("l1.carveout_{p}.size_bytes"),
-                k.value,
+                c.bytes,
                 "bytes",
-                k.confidence,
-                knee_method(curve, level, k),
+                c.confidence,
+                format!("{}{}", knee_method(curve, level, k), c.note),
             );
-            d.mark(&curve.id, k.value, format!("{} B", k.value));
+            d.mark(&curve.id, c.bytes, format!("{} B", c.bytes));
         }
     }
 }

@@ -25,8 +25,6 @@ const Z_DIRTY: f64 = 4.0;
 /// Relative distance from the knee to the point where the level has lost half its share, beyond
 /// which the knee's confidence falls: about what a direct-mapped LRU cache shows.
 const MAX_BREADTH: f64 = 0.35;
-/// Relative tolerance when choosing the round value reported for a knee.
-pub const ROUND_TOLERANCE: f64 = 0.01;
 
 /// Where a level's capacity ends.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,10 +33,17 @@ pub struct Knee {
     pub last_clean: u64,
     /// Smallest footprint above it that is not.
     pub first_dirty: u64,
-    /// The reported capacity: the roundest number near the bracket.
+    /// The reported capacity: `last_clean` where the bracket is one sweep step wide, else the
+    /// roundest of the footprints the bracket leaves possible.
     pub value: u64,
     /// Confidence in `value`, 0 to 1.
     pub confidence: f64,
+    /// Footprints the bracket leaves possible for the capacity, one sweep step apart (1 where
+    /// the bracket is one step wide).
+    pub candidates: u64,
+    /// The confidence were the bracket one step wide (what other evidence that picks one of
+    /// the candidates may restore).
+    pub pinned_confidence: f64,
     /// Latency that separated served from not served, cycles.
     pub boundary_cycles: f64,
     /// Footprints around the point where the level has lost half of the share it loses by the
@@ -267,16 +272,25 @@ pub fn knee(
     let last_clean = (start..first).rev().find(|&i| !dirty[i])?;
     let violations = (start..first).filter(|&i| dirty[i]).count() + (first..n).filter(|&i| !dirty[i]).count();
     let (x0, x1) = (points[last_clean].x, points[first].x);
-    let value = roundest(x0, x1, ROUND_TOLERANCE);
+    // The capacity is a footprint the level still serves entirely: from the last clean point up
+    // to one step below the first dirty one. The roundest of them is a guess where there are
+    // several, and the confidence says so.
+    let step = resolution.max(1);
+    let candidates = (x1.saturating_sub(x0) / step).max(1);
+    let value = if candidates == 1 { x0 } else { roundest(x0, x1 - step, 0.0) };
     let own = shares_over(points, clusters, lo, hi);
     let separation = clusters.centers.get(hi + 1).map(|n| n / clusters.centers[hi]).unwrap_or(2.0);
     let s_sep = ((separation - 1.0) / 0.25).clamp(0.0, 1.0);
     let width = x1 as f64 / x0 as f64 - 1.0;
-    let s_width = if width <= 0.02 || x1 - x0 <= resolution { 1.0 } else { (0.02 / width).sqrt().max(0.3) };
+    let s_width = if candidates == 1 {
+        1.0
+    } else {
+        let relative = if width <= 0.02 { 1.0 } else { (0.02 / width).sqrt() };
+        (0.75 / (candidates as f64).sqrt()).min(relative).clamp(0.3, 0.75)
+    };
     let s_clean = 1.0 / (1.0 + violations as f64);
     let depth = own[first..].iter().map(|s| 1.0 - s / plateau_share).fold(0.0, f64::max);
     let s_depth = (depth / 0.5).min(1.0);
-    let s_round = if (x0..=x1).contains(&value) { 1.0 } else { 0.85 };
     // Half of the share the level loses by the largest footprint.
     let target = 0.5 * (plateau_share + own[n - 1]);
     let half =
@@ -287,11 +301,14 @@ pub fn knee(
     let breadth = half.map(|(a, b)| ((a as f64 * b as f64).sqrt() / x0 as f64 - 1.0).max(0.0)).unwrap_or(0.0);
     let s_breadth = if breadth <= MAX_BREADTH { 1.0 } else { MAX_BREADTH / breadth };
     let boundary_cycles = clusters.bounds.get(hi).copied().unwrap_or(f64::INFINITY);
+    let pinned_confidence = s_sep * s_clean * s_depth * s_breadth;
     Some(Knee {
         last_clean: x0,
         first_dirty: x1,
         value,
-        confidence: s_sep * s_width * s_clean * s_depth * s_round * s_breadth,
+        confidence: pinned_confidence * s_width,
+        candidates,
+        pinned_confidence,
         boundary_cycles,
         half,
     })

@@ -9,6 +9,8 @@
 
 use std::collections::BTreeSet;
 
+pub use super::sets::{SetStructure, policy, policy_probes, set_structure};
+use super::strays;
 use crate::dissect::data::Trace;
 
 /// A value with its confidence and method.
@@ -22,7 +24,7 @@ pub struct Found<T> {
     pub method: String,
 }
 
-fn is_miss(latency: u32, window: (f64, f64)) -> bool {
+pub(crate) fn is_miss(latency: u32, window: (f64, f64)) -> bool {
     let l = latency as f64;
     l >= window.0 && l <= window.1
 }
@@ -38,14 +40,105 @@ pub fn missed_per_lap(trace: &Trace, window: (f64, f64)) -> Vec<BTreeSet<u64>> {
         .collect()
 }
 
-/// Laps of `traces` that share the first trace's footprint and stride, as missed positions.
-fn pooled_laps(traces: &[&Trace], window: (f64, f64)) -> Vec<BTreeSet<u64>> {
-    let Some(first) = traces.first() else { return Vec::new() };
-    traces
+/// Positions that were slower than the window (a stray on top of a hit or of a miss), per
+/// complete recorded lap.
+fn slow_per_lap(trace: &Trace, window: (f64, f64)) -> Vec<BTreeSet<u64>> {
+    let lap = trace.lap() as usize;
+    trace
+        .latencies
+        .chunks(lap)
+        .filter(|c| c.len() == lap)
+        .map(|c| c.iter().enumerate().filter(|(_, l)| **l as f64 > window.1).map(|(i, _)| i as u64).collect())
+        .collect()
+}
+
+/// The misses of a set of traces, strays set aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Laps {
+    /// Missed positions per lap.
+    pub laps: Vec<BTreeSet<u64>>,
+    /// Misses set aside as strays (isolated and not repeated: see [`strays`]).
+    pub strays: usize,
+    /// Accesses slower than the window counted as misses: inside a run of misses of their lap,
+    /// or at a position that misses in at least half the laps.
+    pub imputed: usize,
+    /// Lone misses kept: far more than the stray rate explains.
+    pub kept: usize,
+}
+
+impl Laps {
+    /// ", 3 stray misses set aside" or nothing.
+    pub fn note(&self) -> String {
+        let mut s = String::new();
+        if self.strays > 0 {
+            s.push_str(&format!(", {} isolated unrepeated misses set aside as strays", self.strays));
+        }
+        if self.kept > 0 {
+            s.push_str(&format!(", {} isolated unrepeated misses kept: more than strays explain", self.kept));
+        }
+        if self.imputed > 0 {
+            s.push_str(&format!(", {} accesses slower than a miss counted as misses", self.imputed));
+        }
+        s
+    }
+}
+
+/// Laps of `traces` that share the first trace's footprint and stride, as missed positions,
+/// with the stray misses set aside ([`strays::without_strays`]). An access slower than the
+/// window is a stray too, on top of a hit or of a miss: it counts as a miss where both its
+/// neighbours in the lap missed or where its position misses in at least half the laps.
+pub fn pooled_laps(traces: &[&Trace], window: (f64, f64), rate: Option<f64>) -> Laps {
+    let Some(first) = traces.first() else { return Laps { laps: Vec::new(), strays: 0, imputed: 0, kept: 0 } };
+    let same: Vec<&&Trace> = traces
         .iter()
         .filter(|t| t.stride_bytes == first.stride_bytes && t.footprint_bytes == first.footprint_bytes)
-        .flat_map(|t| missed_per_lap(t, window))
-        .collect()
+        .collect();
+    let raw: Vec<BTreeSet<u64>> = same.iter().flat_map(|t| missed_per_lap(t, window)).collect();
+    let slow: Vec<BTreeSet<u64>> = same.iter().flat_map(|t| slow_per_lap(t, window)).collect();
+    let cleaned = strays::without_strays(&raw, first.lap(), rate);
+    let mut count: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    for &i in cleaned.laps.iter().flatten() {
+        *count.entry(i).or_default() += 1;
+    }
+    let n = cleaned.laps.len();
+    let mut imputed = 0;
+    let laps = cleaned
+        .laps
+        .iter()
+        .zip(&slow)
+        .map(|(m, s)| {
+            let mut m = m.clone();
+            let add: Vec<u64> = s
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let inside = i > 0 && m.contains(&(i - 1)) && m.contains(&(i + 1));
+                    inside || (n >= 2 && 2 * count.get(&i).copied().unwrap_or(0) >= n)
+                })
+                .collect();
+            imputed += add.len();
+            m.extend(add);
+            m
+        })
+        .collect();
+    Laps { laps, strays: cleaned.strays, imputed, kept: cleaned.kept }
+}
+
+/// The stray rate of the kernel whose footprint sweep is `curve`, for traces judged with
+/// `window`: the share of its accesses in the window where its first level serves everything
+/// (see [`strays::rate_below_knee`]).
+pub fn stray_rate(curve: &crate::dissect::data::Curve, overhead: f64, window: (f64, f64)) -> Option<f64> {
+    let fit = super::levels::fit(curve, overhead);
+    let knee = fit.levels.first()?.capacity.as_ref()?.last_clean;
+    strays::rate_below_knee(&curve.points, knee, window)
+}
+
+/// Whether a capacity probe (traces of one footprint, several laps) missed: a miss is left
+/// once the strays are set aside (a miss beside another one, or one at a position that misses
+/// in more laps than strays explain). A single lap cannot show repetition: there every miss
+/// counts, unless most come in runs.
+pub fn probe_missed(traces: &[&Trace], window: (f64, f64), rate: Option<f64>) -> bool {
+    pooled_laps(traces, window, rate).laps.iter().any(|m| !m.is_empty())
 }
 
 /// Smallest share of touched blocks that must be missed whole for a block size to be a line.
@@ -54,9 +147,10 @@ const WHOLE_SHARE: f64 = 0.9;
 /// The eviction unit (line size) from traces at the fetch granularity one unit over capacity:
 /// an evicted line misses on every access to it in the next lap, so misses fill whole aligned
 /// blocks of the line's size, and not (in general) blocks twice as large.
-pub fn line_bytes(traces: &[&Trace], window: (f64, f64)) -> Option<Found<u64>> {
+pub fn line_bytes(traces: &[&Trace], window: (f64, f64), rate: Option<f64>) -> Option<Found<u64>> {
     let first = traces.first()?;
-    let laps = pooled_laps(traces, window);
+    let pooled = pooled_laps(traces, window, rate);
+    let laps = &pooled.laps;
     let lap = first.lap();
     let misses: usize = laps.iter().map(|l| l.len()).sum();
     if misses < 4 {
@@ -66,7 +160,7 @@ pub fn line_bytes(traces: &[&Trace], window: (f64, f64)) -> Option<Found<u64>> {
     let whole_share = |u: u64| -> (f64, usize) {
         let blocks = lap / u;
         let (mut touched, mut whole) = (0usize, 0usize);
-        for missed in &laps {
+        for missed in laps {
             let mut per_block: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
             for &i in missed.iter().filter(|&&i| i / u < blocks) {
                 *per_block.entry(i / u).or_default() += 1;
@@ -83,7 +177,7 @@ pub fn line_bytes(traces: &[&Trace], window: (f64, f64)) -> Option<Found<u64>> {
     let persistent_partial = |u: u64| -> usize {
         let blocks = lap / u;
         let mut partial: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
-        for missed in &laps {
+        for missed in laps {
             let mut per_block: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
             for &i in missed.iter().filter(|&&i| i / u < blocks) {
                 *per_block.entry(i / u).or_default() += 1;
@@ -121,6 +215,7 @@ pub fn line_bytes(traces: &[&Trace], window: (f64, f64)) -> Option<Found<u64>> {
         100.0 * next,
         2 * unit * first.stride_bytes
     );
+    method.push_str(&pooled.note());
     if let Some((u, p)) = contradicted {
         // Most larger blocks miss whole, yet some miss in part lap after lap: the line is the
         // smaller unit, and the whole misses are neighbouring lines of one set.
@@ -140,9 +235,14 @@ const PERIODIC_SHARE: f64 = 0.9;
 
 /// Whether the misses of a cyclic chase repeat lap after lap ("lru": LRU and FIFO keep a cyclic
 /// pattern's misses periodic, whatever the set mapping) or change ("non-lru").
-pub fn periodicity(traces: &[&Trace], window: (f64, f64)) -> Option<Found<String>> {
+pub fn periodicity(traces: &[&Trace], window: (f64, f64), rate: Option<f64>) -> Option<Found<String>> {
     let first = traces.first()?;
-    let laps = pooled_laps(traces, window);
+    periodicity_of(&first.id, &pooled_laps(traces, window, rate))
+}
+
+/// [`periodicity`] of laps already pooled from the traces `id` starts.
+pub fn periodicity_of(id: &str, pooled: &Laps) -> Option<Found<String>> {
+    let laps = &pooled.laps;
     if laps.len() < 2 {
         return None;
     }
@@ -168,11 +268,11 @@ pub fn periodicity(traces: &[&Trace], window: (f64, f64)) -> Option<Found<String
             value: "lru".to_string(),
             confidence: full * (1.0 - 1.0 / n),
             method: format!(
-                "{}: the same {} lines missed in {:.0}% of {} laps",
-                first.id,
+                "{id}: the same {} lines missed in {:.0}% of {} laps{}",
                 union.len(),
                 100.0 * full,
-                laps.len()
+                laps.len(),
+                pooled.note()
             ),
         }
     } else {
@@ -181,167 +281,12 @@ pub fn periodicity(traces: &[&Trace], window: (f64, f64)) -> Option<Found<String
             value: "non-lru".to_string(),
             confidence: (1.0 - 1.0 / n) * ((1.0 - full) / (1.0 - PERIODIC_SHARE)).min(1.0),
             method: format!(
-                "{}: the missed lines changed between laps ({distinct} different patterns in {} laps)",
-                first.id,
-                laps.len()
+                "{id}: the missed lines changed between laps ({distinct} different patterns in {} laps){}",
+                laps.len(),
+                pooled.note()
             ),
         }
     })
-}
-
-/// Sets, ways, mapping and policy of a cache, from traces at the line stride whose footprint
-/// is one line beyond `capacity`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SetStructure {
-    /// Ways per set.
-    pub ways: Found<u64>,
-    /// Number of sets.
-    pub sets: Found<u64>,
-    /// "bit-defined", "modulo" or "hashed"; none for a single set.
-    pub mapping: Option<Found<String>>,
-    /// "lru" (periodic: every line of the overfull set misses every lap) or "non-lru".
-    pub policy: Found<String>,
-    /// Lines of the overfull set, in lap order.
-    pub conflict_lines: Vec<u64>,
-}
-
-/// Infers the set structure from `traces` (same footprint and stride). The reading assumes one
-/// overfull set; it is refused (None) when the misses do not look like one: fewer than four
-/// laps, missed lines that keep changing after half the laps (not one set's lines), or more
-/// than half the lap missed.
-pub fn set_structure(traces: &[&Trace], capacity: u64, window: (f64, f64)) -> Option<SetStructure> {
-    let first = traces.first()?;
-    let line = first.stride_bytes;
-    let laps = pooled_laps(traces, window);
-    if laps.len() < 4 {
-        return None;
-    }
-    let union: BTreeSet<u64> = laps.iter().flatten().copied().collect();
-    if union.len() < 2 || union.len() as u64 > first.lap() / 2 {
-        return None;
-    }
-    // Non-LRU policies reveal the set's lines over several laps; the union must stop growing.
-    let half: BTreeSet<u64> = laps[..laps.len() / 2].iter().flatten().copied().collect();
-    if half.len() != union.len() {
-        return None;
-    }
-    let ways = union.len() as u64 - 1;
-    let policy = periodicity(traces, window)?;
-    let lines: Vec<u64> = union.iter().copied().collect();
-    let gaps: Vec<u64> = lines.windows(2).map(|w| w[1] - w[0]).collect();
-    let equal = gaps.iter().all(|g| *g == gaps[0]);
-    let sets_exact = capacity.is_multiple_of(ways * line);
-    let sets_value = (capacity as f64 / (ways * line) as f64).round().max(1.0) as u64;
-    let mapping = if sets_value < 2 {
-        None
-    } else if equal && gaps[0] == sets_value {
-        let word = if gaps[0].is_power_of_two() { "bit-defined" } else { "modulo" };
-        Some(Found {
-            value: word.to_string(),
-            confidence: if union.len() >= 3 { 0.95 } else { 0.6 },
-            method: format!("{}: the overfull set's lines are {} lines apart, one way's worth", first.id, gaps[0]),
-        })
-    } else {
-        // Under a policy whose misses change from lap to lap, the union of missed lines may hold
-        // lines of more than one lap's victims: irregular gaps are then weaker evidence.
-        let steady = policy.value != "non-lru";
-        Some(Found {
-            value: "hashed".to_string(),
-            confidence: if union.len() >= 3 { 0.9 } else { 0.5 } * if steady { 1.0 } else { 0.6 },
-            method: format!(
-                "{}: the overfull set's lines are irregularly spaced ({gaps:?} lines){}",
-                first.id,
-                if steady { "" } else { ", under misses that change from lap to lap" }
-            ),
-        })
-    };
-    let ways_conf: f64 = if sets_exact { 1.0 } else { 0.6 };
-    let hashed = mapping.as_ref().is_some_and(|m| m.value == "hashed");
-    // Hashed sets fill unevenly: the capacity seen (the first overflow) may fall short of
-    // sets x ways x line, so the set count is then only a lower bound.
-    let (sets_conf, sets_note) = if hashed {
-        ((ways_conf * if sets_exact { 1.0 } else { 0.5 }).min(0.3), "; a lower bound where sets are hashed")
-    } else {
-        (ways_conf * if sets_exact { 1.0 } else { 0.5 }, "")
-    };
-    Some(SetStructure {
-        ways: Found {
-            value: ways,
-            confidence: ways_conf,
-            method: format!(
-                "{}: {} lines of one set miss at one line over capacity ({} laps)",
-                first.id,
-                union.len(),
-                laps.len()
-            ),
-        },
-        sets: Found {
-            value: sets_value,
-            confidence: sets_conf,
-            method: format!("capacity {capacity} B / ({ways} ways x {line} B lines){sets_note}"),
-        },
-        mapping,
-        policy,
-        conflict_lines: lines,
-    })
-}
-
-/// The two policy probes over the lines of one set (`lines`: ways + 1 line indices, `line`
-/// bytes each), as byte offsets visited once each from a cold cache. Both first fill the set
-/// with the first `ways` lines. Probe X touches the second half of them again, then the first
-/// line, brings in the extra line and reads the second line: LRU has evicted it (miss), FIFO
-/// evicted the first line and tree pseudo-LRU one of the second half (hit). Probe Y touches the
-/// first line again, brings in the extra line and reads the first line: only FIFO has evicted
-/// it. Returns None for fewer than two ways.
-pub fn policy_probes(lines: &[u64], line: u64) -> Option<(Vec<u64>, Vec<u64>)> {
-    let w = lines.len().checked_sub(1)?;
-    if w < 2 || line < 12 {
-        return None;
-    }
-    let at = |k: usize, word: u64| lines[k] * line + 4 * word;
-    let fill: Vec<u64> = (0..w).map(|k| at(k, 0)).collect();
-    let mut x = fill.clone();
-    x.extend((w / 2..w).map(|k| at(k, 1)));
-    x.extend([at(0, 1), at(w, 0), at(1, 2)]);
-    let mut y = fill;
-    y.extend([at(0, 1), at(w, 0), at(0, 2)]);
-    Some((x, y))
-}
-
-/// The replacement policy from the cyclic traces' periodicity and the probes' last accesses.
-pub fn policy(cyclic: &Found<String>, x: &[&Trace], y: &[&Trace], window: (f64, f64)) -> Found<String> {
-    if cyclic.value != "lru" || x.is_empty() || y.is_empty() {
-        return cyclic.clone();
-    }
-    let last_missed = |ts: &[&Trace]| {
-        let n = ts.iter().filter(|t| t.latencies.last().is_some_and(|l| is_miss(*l, window))).count();
-        n as f64 / ts.len() as f64
-    };
-    // The fill of a cold set must miss on every line; otherwise the probe says nothing.
-    let ways = y[0].order.len().saturating_sub(3);
-    let filled = x.iter().chain(y).all(|t| t.latencies.iter().take(ways).all(|l| is_miss(*l, window)));
-    let (xm, ym) = (last_missed(x), last_missed(y));
-    let decided = |v: f64| (2.0 * (v - 0.5)).abs();
-    let (value, agree) = if ym >= 0.75 {
-        ("fifo", decided(ym))
-    } else if xm >= 0.75 && ym <= 0.25 {
-        ("lru", decided(xm).min(decided(ym)))
-    } else if xm <= 0.25 && ym <= 0.25 {
-        ("plru", decided(xm).min(decided(ym)))
-    } else {
-        ("lru", 0.3)
-    };
-    Found {
-        value: value.to_string(),
-        confidence: cyclic.confidence * agree * if filled { 1.0 } else { 0.3 },
-        method: format!(
-            "{}; probes: re-used line evicted in {:.0}% (FIFO test), second line evicted in {:.0}% (LRU vs pseudo-LRU) of {} runs",
-            cyclic.method,
-            100.0 * ym,
-            100.0 * xm,
-            x.len()
-        ),
-    }
 }
 
 /// Cold-miss granularity: the spacing in bytes between misses of a cold sequential trace.
@@ -433,7 +378,7 @@ mod tests {
         let lap = 40u64;
         let lat: Vec<u32> =
             (0..3 * lap).map(|i| if matches!(i % lap, 0..=3 | 16..=19 | 32..=35) { 300 } else { 40 }).collect();
-        let f = line_bytes(&[&trace(32, lap * 32, lat)], W).unwrap();
+        let f = line_bytes(&[&trace(32, lap * 32, lat)], W, None).unwrap();
         assert_eq!(f.value, 128);
         assert!(f.confidence > 0.8, "{f:?}");
     }
@@ -448,14 +393,14 @@ mod tests {
         let mut missed = runs.clone();
         missed.push(176);
         let lat = laps(lap, &[&missed, &missed, &missed, &missed]);
-        let f = line_bytes(&[&trace(32, lap * 32, lat)], W).unwrap();
+        let f = line_bytes(&[&trace(32, lap * 32, lat)], W, None).unwrap();
         assert_eq!(f.value, 32, "{f:?}");
         assert!(f.confidence <= 0.5 && f.method.contains("share a set"), "{f:?}");
         // One stray partial block in one lap of four is noise, not structure.
         let mut stray = runs.clone();
         stray.push(176);
         let noisy = laps(lap, &[&runs, &stray, &runs, &runs]);
-        let f = line_bytes(&[&trace(32, lap * 32, noisy)], W).unwrap();
+        let f = line_bytes(&[&trace(32, lap * 32, noisy)], W, None).unwrap();
         assert_eq!(f.value, 128, "{f:?}");
         assert!(f.confidence > 0.8, "{f:?}");
     }
@@ -464,7 +409,7 @@ mod tests {
     fn neighbouring_lines_evicted_together_still_make_one_line() {
         // Random replacement: lines 0 and 1 (sectors 0..8) both missed in one lap of three.
         let lat = laps(64, &[&[0, 1, 2, 3, 4, 5, 6, 7], &[8, 9, 10, 11], &[40, 41, 42, 43, 20, 21, 22, 23]]);
-        let f = line_bytes(&[&trace(32, 64 * 32, lat)], W).unwrap();
+        let f = line_bytes(&[&trace(32, 64 * 32, lat)], W, None).unwrap();
         assert_eq!(f.value, 128, "{f:?}");
     }
 
@@ -472,9 +417,9 @@ mod tests {
     fn traces_without_misses_or_with_nothing_but_misses_give_no_line() {
         // The H200's first traces: hits at two latencies, no miss at all.
         let hits: Vec<u32> = (0..700).map(|i| if i % 8 == 0 { 42 } else { 50 }).collect();
-        assert!(line_bytes(&[&trace(32, 70 * 32, hits)], W).is_none());
+        assert!(line_bytes(&[&trace(32, 70 * 32, hits)], W, None).is_none());
         let all = vec![300u32; 200];
-        assert!(line_bytes(&[&trace(32, 50 * 32, all)], W).is_none());
+        assert!(line_bytes(&[&trace(32, 50 * 32, all)], W, None).is_none());
     }
 
     #[test]
@@ -483,7 +428,7 @@ mod tests {
         let lap = 9u64;
         let lat: Vec<u32> = (0..4 * lap).map(|i| if (i % lap).is_multiple_of(4) { 300 } else { 40 }).collect();
         let t = trace(128, lap * 128, lat);
-        let s = set_structure(&[&t], 1024, W).unwrap();
+        let s = set_structure(&[&t], 1024, W, None).unwrap();
         assert_eq!((s.ways.value, s.sets.value), (2, 4));
         assert_eq!(s.mapping.unwrap().value, "bit-defined");
         assert_eq!(s.policy.value, "lru");
@@ -495,11 +440,11 @@ mod tests {
         let core: &[u64] = &[0, 4, 8];
         let mut v: Vec<&[u64]> = vec![core; 19];
         v.push(&[0, 4, 8, 5]);
-        let f = periodicity(&[&trace(128, 9 * 128, laps(9, &v))], W).unwrap();
+        let f = periodicity(&[&trace(128, 9 * 128, laps(9, &v))], W, None).unwrap();
         assert_eq!(f.value, "lru", "{f:?}");
         // Changing patterns stay non-LRU.
         let changing: Vec<&[u64]> = vec![&[0, 4], &[4, 8], &[0, 8], &[0, 4], &[4, 8], &[0, 8]];
-        assert_eq!(periodicity(&[&trace(128, 9 * 128, laps(9, &changing))], W).unwrap().value, "non-lru");
+        assert_eq!(periodicity(&[&trace(128, 9 * 128, laps(9, &changing))], W, None).unwrap().value, "non-lru");
     }
 
     #[test]
@@ -508,7 +453,7 @@ mod tests {
         let pattern = [vec![0u64, 5], vec![5, 7], vec![0, 7], vec![0, 5]];
         let lat: Vec<u32> =
             pattern.iter().flat_map(|m| (0..lap).map(move |i| if m.contains(&i) { 300 } else { 40 })).collect();
-        let s = set_structure(&[&trace(128, lap * 128, lat)], 1024, W).unwrap();
+        let s = set_structure(&[&trace(128, lap * 128, lat)], 1024, W, None).unwrap();
         assert_eq!(s.ways.value, 2);
         assert_eq!(s.mapping.unwrap().value, "hashed");
         assert_eq!(s.policy.value, "non-lru");
@@ -517,13 +462,14 @@ mod tests {
     #[test]
     fn misses_that_are_not_one_sets_lines_give_no_structure() {
         // New lines keep missing in later laps: not one set's lines.
-        let lat = laps(40, &[&[0], &[5], &[9], &[13], &[17], &[21]]);
-        let t = trace(128, 40 * 128, lat);
-        assert!(set_structure(&[&t], 4096, W).is_none());
-        assert_eq!(periodicity(&[&t], W).unwrap().value, "non-lru");
-        // More than half the lap missed.
-        let lat = laps(8, &[&[0, 1, 2, 3, 4], &[0, 1, 2, 3, 4], &[0, 1, 2, 3, 4], &[0, 1, 2, 3, 4]]);
-        assert!(set_structure(&[&trace(128, 8 * 128, lat)], 896, W).is_none());
+        let lat = laps(400, &[&[0, 5], &[5, 9], &[9, 13], &[13, 17], &[17, 21], &[21, 25]]);
+        let t = trace(128, 400 * 128, lat);
+        assert!(set_structure(&[&t], 399 * 128, W, None).is_none());
+        assert_eq!(periodicity(&[&t], W, None).unwrap().value, "non-lru");
+        // More than three quarters of the lap missed.
+        let most: &[u64] = &[0, 1, 2, 3, 4, 5, 6];
+        let lat = laps(8, &[most, most, most, most]);
+        assert!(set_structure(&[&trace(128, 8 * 128, lat)], 896, W, None).is_none());
     }
 
     #[test]

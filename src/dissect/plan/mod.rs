@@ -13,6 +13,7 @@
 //! driver may give a kernel that uses a little shared memory a small L1.
 
 mod every_sm;
+mod l1_traces;
 mod points;
 
 pub use points::{geometric, granularity_of, miss_window};
@@ -98,6 +99,8 @@ const MIN_STEPS: u64 = 4096;
 const MAX_STEPS: u64 = 32768;
 /// Timed accesses of a stride-sweep point.
 const STRIDE_STEPS: u64 = 8192;
+/// Rounds of bisection of the knees of a footprint sweep after its refinement.
+const MAX_BISECTIONS: usize = 16;
 
 struct Runner<'a, B: Backend> {
     b: &'a mut B,
@@ -294,6 +297,27 @@ impl<B: Backend> Runner<'_, B> {
                 }
             }
         }
+        if path != Path::Cg {
+            // Every knee bisected down to one step: its last clean point is then the capacity,
+            // not a guess among the footprints the bracket leaves possible.
+            for _ in 0..MAX_BISECTIONS {
+                let overhead = self.sweeps.timer_overhead_cycles;
+                let mids: Vec<u64> = levels::fit(&curve, overhead)
+                    .levels
+                    .iter()
+                    .filter_map(|l| l.capacity.as_ref())
+                    .map(|k| (k.last_clean + (k.first_dirty - k.last_clean) / 2) / stride * stride)
+                    .filter(|&f| !curve.has(f))
+                    .collect();
+                if mids.is_empty() {
+                    break;
+                }
+                for f in mids {
+                    self.tell(format!("{id} {f} B (bisecting)"));
+                    curve.insert(self.chase(path, f, stride, carveout)?);
+                }
+            }
+        }
         self.sweeps.curves.push(curve);
         Ok(())
     }
@@ -321,163 +345,6 @@ impl<B: Backend> Runner<'_, B> {
             latencies,
             order: Vec::new(),
         })
-    }
-
-    /// A trace of whole laps over `footprint` at `stride` after `warm_laps` untimed ones: as
-    /// many laps as the record holds, at least one.
-    fn lap_trace(&self, path: Path, footprint: u64, stride: u64, warm_laps: u64) -> TraceRequest {
-        let max = self.sweeps.device.max_trace_steps;
-        let lap = footprint / stride;
-        TraceRequest {
-            path,
-            footprint,
-            stride,
-            warm_steps: warm_laps * lap,
-            steps: (max / lap).max(1) * lap,
-            cold: false,
-            carveout_percent: carveout_for(path),
-        }
-    }
-
-    /// Records a trace-capacity probe and says whether it missed.
-    fn probe(&mut self, curve: &mut Curve, footprint: u64, stride: u64, window: (f64, f64)) -> Result<bool> {
-        let max = self.sweeps.device.max_trace_steps;
-        let lap = footprint / stride;
-        let mut req = self.lap_trace(curve.path, footprint, stride, 2);
-        req.steps = req.steps.min(2 * lap).min(max);
-        self.tell(format!("{} capacity probe {footprint} B", curve.path.label()));
-        let lat = self.b.trace(&req)?;
-        let misses = lat.iter().filter(|&&l| (l as f64) >= window.0 && (l as f64) <= window.1).count();
-        let mean = lat.iter().map(|&l| l as f64).sum::<f64>() / lat.len().max(1) as f64;
-        curve.insert(Point {
-            x: footprint,
-            steps: req.steps,
-            mean_cycles: mean,
-            hist: Histogram::of_latencies(HIST_BIN_CYCLES, &lat),
-        });
-        Ok(misses >= 2)
-    }
-
-    fn l1_traces(&mut self, path: Path) -> Result<()> {
-        let label = path.label();
-        let Some(window) = miss_window(&self.sweeps, &format!("size/{label}")) else { return Ok(()) };
-        let g = granularity_of(&self.sweeps, path);
-        let overhead = self.sweeps.timer_overhead_cycles;
-        let start = self
-            .sweeps
-            .curve(&format!("size/{label}"))
-            .and_then(|c| levels::fit(c, overhead).levels.first().and_then(|l| l.capacity.clone()))
-            .map(|k| k.last_clean)
-            .unwrap_or(self.identity().smem_per_sm);
-        let max = self.sweeps.device.max_trace_steps;
-        let mut curve = Curve {
-            id: format!("trace-capacity/{label}"),
-            path,
-            axis: Axis::Footprint,
-            stride_bytes: g,
-            footprint_bytes: 0,
-            carveout_percent: carveout_for(path),
-            points: Vec::new(),
-        };
-        // Bracket the capacity with the trace kernel itself (its shared memory shrinks L1).
-        let step = 2f64.powf(0.25);
-        let mut f = (start / g).max(1) * g;
-        let (mut lo, mut hi) = (None, None);
-        for _ in 0..12 {
-            if f / g > max {
-                break;
-            }
-            if self.probe(&mut curve, f, g, window)? {
-                hi = Some(f);
-                if lo.is_some() {
-                    break;
-                }
-                f = ((f as f64 / step) as u64 / g).max(1) * g;
-            } else {
-                lo = Some(f);
-                if hi.is_some() {
-                    break;
-                }
-                f = ((f as f64 * step) as u64 / g + 1) * g;
-            }
-        }
-        let (Some(mut lo), Some(mut hi)) = (lo, hi) else {
-            self.sweeps.curves.push(curve);
-            return Ok(());
-        };
-        while hi - lo > g {
-            let mid = (lo + (hi - lo) / 2) / g * g;
-            if self.probe(&mut curve, mid, g, window)? {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        self.sweeps.curves.push(curve);
-        // The line: misses at the fetch granularity, one unit over capacity, fill whole lines.
-        if hi / g > max {
-            return Ok(());
-        }
-        let mut line_traces = Vec::new();
-        for r in 0..self.opts.set_traces as u64 {
-            self.tell(format!("{label} line trace {}", r + 1));
-            let req = self.lap_trace(path, hi, g, 2 + r);
-            line_traces.push(self.trace(req, format!("line/{label}/{r}"))?);
-        }
-        let refs: Vec<&Trace> = line_traces.iter().collect();
-        let found = traces::line_bytes(&refs, window);
-        let mut line = found.as_ref().map(|f| f.value).unwrap_or(g).max(g);
-        self.sweeps.traces.extend(line_traces);
-        if line > g {
-            // The line check (seed 001's stride-over-line stage): at a stride of one line, a
-            // cache of such lines holds as many accesses as at the fetch granularity; a cache
-            // of smaller lines, several to a set, holds line / (its line) times more.
-            let lo_check = (start / 2 / line).max(1) * line;
-            let hi_check = (8 * start / line).max(2) * line;
-            self.footprint_sweep_at(format!("line-check/{label}"), path, lo_check, hi_check, None, line)?;
-            let size = self.sweeps.curve(&format!("size/{label}"));
-            let check = self.sweeps.curve(&format!("line-check/{label}"));
-            if let (Some(f), Some(size), Some(check)) = (found, size, check) {
-                // The set traces run at the checked line.
-                line = line_check::check(f, size, check, overhead, g).value.max(g);
-            }
-        }
-        // The sets: one line over capacity at the line stride, several laps, several launches.
-        let footprint = lo / line * line + line;
-        let lap = footprint / line;
-        if lap > max {
-            return Ok(());
-        }
-        let mut sets = Vec::new();
-        for r in 0..self.opts.set_traces as u64 {
-            self.tell(format!("{label} set trace {}", r + 1));
-            let req = self.lap_trace(path, footprint, line, 2 + r);
-            sets.push(self.trace(req, format!("sets/{label}/{r}"))?);
-        }
-        let refs: Vec<&Trace> = sets.iter().collect();
-        let probes =
-            traces::set_structure(&refs, lo, window).and_then(|s| traces::policy_probes(&s.conflict_lines, line));
-        self.sweeps.traces.extend(sets);
-        // The policy probes: sequences over the overfull set's lines, from a cold L1.
-        let Some((x, y)) = probes else { return Ok(()) };
-        for r in 0..self.opts.set_traces {
-            for (name, order) in [("policy-x", &x), ("policy-y", &y)] {
-                self.tell(format!("{label} policy probe {name} {}", r + 1));
-                let latencies = self.b.sequence_trace(path, footprint, order, carveout_for(path))?;
-                self.sweeps.traces.push(Trace {
-                    id: format!("{name}/{label}/{r}"),
-                    path,
-                    footprint_bytes: footprint,
-                    stride_bytes: line,
-                    warm_steps: 0,
-                    cold: false,
-                    carveout_percent: carveout_for(path),
-                    latencies,
-                    order: order.clone(),
-                });
-            }
-        }
-        Ok(())
     }
 
     fn cold_traces(&mut self) -> Result<()> {

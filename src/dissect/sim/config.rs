@@ -58,8 +58,12 @@ pub struct SimConfig {
     pub timer_overhead: f64,
     /// Relative jitter of every latency (uniform, +/-).
     pub jitter: f64,
-    /// Probability of a stray slow access.
+    /// Probability of a stray slow access (an interruption: other work on the GPU, ECC
+    /// scrubbing, preemption), independently for every access.
     pub outlier_rate: f64,
+    /// Cycles a stray adds: log-uniform between the two bounds, so that some strays land among
+    /// the misses of a level and some far beyond every level.
+    pub outlier_cycles: (f64, f64),
     /// Cycles an L2 or DRAM access from SM `i` adds (how far the SM sits from the L2); an SM
     /// beyond the list adds none. The plan's ordinary chases run on SM 0.
     pub sm_extra_cycles: Vec<f64>,
@@ -164,6 +168,7 @@ impl SimConfig {
             timer_overhead: 6.0,
             jitter: 0.02,
             outlier_rate: 1e-4,
+            outlier_cycles: (40.0, 8000.0),
             sm_extra_cycles: Vec::new(),
         }
     }

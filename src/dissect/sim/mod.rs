@@ -86,7 +86,12 @@ impl SimGpu {
     fn noisy(&mut self, served: Served) -> u32 {
         let cycles = served.cycles;
         let j = (2.0 * self.uniform() - 1.0) * served.jitter * cycles;
-        let outlier = if self.uniform() < self.cfg.outlier_rate { 3.0 * cycles + 500.0 } else { 0.0 };
+        let outlier = if self.uniform() < self.cfg.outlier_rate {
+            let (lo, hi) = self.cfg.outlier_cycles;
+            lo.max(1.0) * (hi.max(lo) / lo.max(1.0)).powf(self.uniform())
+        } else {
+            0.0
+        };
         (cycles + j + outlier + self.cfg.timer_overhead).round().max(1.0) as u32
     }
 
