@@ -171,7 +171,7 @@ fn report_checks_the_summary_against_the_samples() {
 fn every_committed_results_and_baseline_file_is_accepted() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut checked = 0;
-    let mut stack = vec![root.join("baselines"), root.join("results"), root.join("tests/fixtures")];
+    let mut stack = vec![root.join("baselines"), root.join("tests/corpus"), root.join("tests/fixtures")];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

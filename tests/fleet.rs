@@ -1,4 +1,4 @@
-//! Fleet analysis on recorded runs of three H200 cards (results/.../aa/set{1,2,3}-runs.tar.gz,
+//! Fleet analysis on recorded runs of three H200 cards (tests/fixtures/recorded/h200-aa/set{1,2,3}-runs.tar.gz,
 //! six default-profile runs each), with synthetic defects planted into copies of them.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ const CARD3: &str = "GPU-df5b3884-f54a-2124-4ed3-bcfdc14ff990";
 const L2_MAP: &str = "latency/cg/2MiB";
 
 fn aa_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("results/nvidia-h200-cc90-132sm-140gib/aa")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded/h200-aa")
 }
 
 fn tarballs() -> Vec<PathBuf> {

@@ -48,7 +48,7 @@ fn dissect_from_a_folder_without_sweeps_is_a_usage_error() {
 #[test]
 fn a_second_h100_against_the_first_cards_dissect_runs() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../results/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/dissect-every-sm");
+        .join("../tests/fixtures/recorded/h100-dissect-every-sm");
     let bl = tempfile::tempdir().unwrap();
     let mut save = cli();
     save.args(["gpubench", "baseline", "save", "--name", "first", "--baseline-dir"]).arg(bl.path());

@@ -18,7 +18,7 @@ fn repo() -> PathBuf {
 fn tarballs() -> Vec<String> {
     (1..=3)
         .map(|s| {
-            repo().join(format!("results/nvidia-h200-cc90-132sm-140gib/aa/set{s}-runs.tar.gz")).display().to_string()
+            repo().join(format!("tests/fixtures/recorded/h200-aa/set{s}-runs.tar.gz")).display().to_string()
         })
         .collect()
 }
