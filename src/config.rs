@@ -72,7 +72,8 @@ struct FileConfig {
 /// Keys of earlier versions that held measured spreads or widened bands: a verdict now learns
 /// every spread from the baseline's runs, and a configuration that still sets one is refused
 /// with this word rather than silently ignored.
-const LEARNED_NOW: &str = "spreads are learned from the baseline's runs now (README, \"Verdicts\"): remove it";
+const LEARNED_NOW: &str =
+    "spreads are learned from the baseline's runs now (docs, \"Baselines and verdicts\"): remove it";
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

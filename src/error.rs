@@ -44,10 +44,10 @@ pub mod exit {
     /// Every documented code with its one-line meaning: the one source of the README's table
     /// and the `--help` text (tests compare both with it).
     pub const TABLE: &[(i32, &str)] = &[
-        (OK, "success, no regression (PASS, IMPROVED, INCONCLUSIVE and NOT MEASURED verdicts only)"),
+        (OK, "success, no regression (PASS, IMPROVED, INCONCLUSIVE, INSENSITIVE and NOT MEASURED verdicts only)"),
         (
             REGRESSION,
-            "a metric or fact REGRESSED against the baseline (or INCONCLUSIVE / NOT MEASURED with `--fail-on`)",
+            "a metric or fact REGRESSED against the baseline (or INCONCLUSIVE / INSENSITIVE / NOT MEASURED with `--fail-on`)",
         ),
         (USAGE, "usage error (bad flags, or a configuration value missing or out of range)"),
         (ENVIRONMENT, "environment: no GPU, no libcuda, no NVRTC (or one lacking a symbol), or driver too old"),

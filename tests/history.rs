@@ -233,13 +233,13 @@ fn set_schema_version_99(path: &Path) {
 fn the_schema_document_names_every_column() {
     let dir = tempfile::tempdir().unwrap();
     let store = HistoryStore::open(&dir.path().join("h.db")).unwrap();
-    let doc = std::fs::read_to_string(repo("docs/history-schema.md")).unwrap();
+    let doc = std::fs::read_to_string(repo("docs/src/history-schema.md")).unwrap();
     for table in ["runs", "metrics", "meta"] {
         let mut stmt = store.connection().prepare(&format!("PRAGMA table_info({table})")).unwrap();
         let cols: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(1)).unwrap().map(|c| c.unwrap()).collect();
         assert!(!cols.is_empty());
         for c in cols {
-            assert!(doc.contains(&format!("`{c}`")), "docs/history-schema.md does not describe {table}.{c}");
+            assert!(doc.contains(&format!("`{c}`")), "docs/src/history-schema.md does not describe {table}.{c}");
         }
     }
 }

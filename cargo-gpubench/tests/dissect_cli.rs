@@ -47,8 +47,8 @@ fn dissect_from_a_folder_without_sweeps_is_a_usage_error() {
 /// differed by up to 7.6 % between cards).
 #[test]
 fn a_second_h100_against_the_first_cards_dissect_runs() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/recorded/h100-dissect-every-sm");
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/recorded/h100-dissect-every-sm");
     let bl = tempfile::tempdir().unwrap();
     let mut save = cli();
     save.args(["gpubench", "baseline", "save", "--name", "first", "--baseline-dir"]).arg(bl.path());

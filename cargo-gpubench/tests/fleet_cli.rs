@@ -17,9 +17,7 @@ fn repo() -> PathBuf {
 
 fn tarballs() -> Vec<String> {
     (1..=3)
-        .map(|s| {
-            repo().join(format!("tests/fixtures/recorded/h200-aa/set{s}-runs.tar.gz")).display().to_string()
-        })
+        .map(|s| repo().join(format!("tests/fixtures/recorded/h200-aa/set{s}-runs.tar.gz")).display().to_string())
         .collect()
 }
 
@@ -171,8 +169,8 @@ fn yaml_docs(name: &str) -> Vec<serde_yaml::Value> {
 
 #[test]
 fn kubernetes_job_runs_the_readme_archive_command_on_every_gpu_node() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(readme.contains(ARCHIVE_CMD), "the README's archive command changed");
+    let docs = std::fs::read_to_string(repo().join("docs/src/fleets.md")).unwrap();
+    assert!(docs.contains(ARCHIVE_CMD), "the fleet chapter's archive command changed");
     let docs = yaml_docs("gpubench-job.yaml");
     assert_eq!(docs.len(), 2);
     let job = &docs[0];

@@ -11,7 +11,7 @@ use super::sm::{self, ClassMap, SmFlag};
 use crate::results::Better;
 use crate::verdict::Rule;
 
-/// How cards are judged (defaults documented per field and in the README, "Fleets").
+/// How cards are judged (defaults documented per field and in the docs, "Fleets").
 #[derive(Debug, Clone, Serialize)]
 pub struct FleetRule {
     /// A card's metric is an outlier beyond this robust z-score in the bad direction (3.5).

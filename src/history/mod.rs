@@ -1,7 +1,7 @@
 //! History: every run kept in an SQLite database, per metric and per card the series of run
 //! medians over time, change points found against the series' own run-to-run noise, and the
 //! change behind each (software stack, generated code, clock, power limit, throttling, other
-//! processes). The schema is documented in docs/history-schema.md.
+//! processes). The schema is documented in docs/src/history-schema.md.
 //!
 //! Layers: [`record`] (what a results document contributes, no I/O), [`store`] (the database),
 //! [`import`] (finding results files), [`series`] (reading series back), [`changepoint`] (pure

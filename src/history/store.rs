@@ -1,5 +1,5 @@
 //! The history database: an SQLite file with one row per run and one per metric of a run.
-//! The schema is documented in docs/history-schema.md; every write is one transaction.
+//! The schema is documented in docs/src/history-schema.md; every write is one transaction.
 
 use std::path::{Path, PathBuf};
 

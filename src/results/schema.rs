@@ -77,7 +77,7 @@ pub struct GpuIdentity {
     pub ecc_enabled: bool,
     /// The board's part number as NVML reports it ("692-2G520-0282-001"), where NVML answers.
     /// Boards of one class can differ in their memory parts: class baselines judge a card
-    /// against the cards of its board where they hold them (README, "Verdicts").
+    /// against the cards of its board where they hold them (docs, "Baselines and verdicts").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub board_part_number: Option<String>,
     /// The VBIOS version as NVML reports it, where NVML answers.

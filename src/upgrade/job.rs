@@ -272,7 +272,14 @@ pub fn judge_folder(out: &Path, rule: &Rule, fail_on: FailOn, store: &Store) -> 
         let la = Listings::read(&listings::dir(out, &arch, "A"))?;
         let lb = Listings::read(&listings::dir(out, &arch, "B"))?;
         let pair = la.as_ref().zip(lb.as_ref());
-        cards.push(judge_card(&uuid, &a, &b, rule, fail_on, pair));
+        let class = match b.last().or(a.last()) {
+            Some(run) => {
+                let key = BaselineKey { class: run.gpu.class_key(), uuid: None, name: None };
+                store.load(&key).ok().flatten().map(|(_, c)| c.noise_model())
+            }
+            None => None,
+        };
+        cards.push(judge_card(&uuid, &a, &b, rule, fail_on, pair, class.as_ref()));
         all_a.extend(a);
         all_b.extend(b);
     }

@@ -84,7 +84,9 @@ impl CardJudgement {
 /// The listings of both stacks for a card's architecture, where made.
 pub type ListingPair<'a> = Option<(&'a Listings, &'a Listings)>;
 
-/// Judges one card's runs.
+/// Judges one card's runs. A's runs are a per-card baseline: their run-to-run spreads take
+/// `class` (the noise model of the class baseline, where there is one) as their prior, as a
+/// saved per-card baseline's do; three runs alone show little of how far runs of a metric stray.
 pub fn judge_card(
     uuid: &str,
     a: &[ResultsDocument],
@@ -92,6 +94,7 @@ pub fn judge_card(
     rule: &Rule,
     fail_on: FailOn,
     listings: ListingPair<'_>,
+    class: Option<&crate::verdict::NoiseModel>,
 ) -> CardJudgement {
     let name = b.last().or(a.last()).map(|r| r.gpu.name.clone()).unwrap_or_default();
     let mut card = CardJudgement {
@@ -109,7 +112,8 @@ pub fn judge_card(
         card.not_judged = Some(format!("no runs of stack {} on this card", missing.join(" and ")));
         return card;
     }
-    let c = match compare(Side::of("A", a), Side::of("B", b), rule) {
+    let noise = crate::verdict::noise::learn(a, class, rule.confidence);
+    let c = match compare(Side { label: "A", runs: a, noise: Some(&noise) }, Side::of("B", b), rule) {
         Ok(c) => c,
         Err(e) => {
             card.not_judged = Some(e.to_string());

@@ -70,7 +70,7 @@ impl MetricClass {
     /// The shift a metric of the class is meant to be caught at, at which its misses are
     /// listed ([`LevelCalibration::missed`]): against a class baseline 5 %; on the same card
     /// 5 % for atomics, whose contended forms differ by 1-2 % between runs, 3 % for the others
-    /// (README "Verdicts").
+    /// (docs, "Baselines and verdicts").
     pub fn target_shift(self, level: Level) -> f64 {
         match (level, self) {
             (Level::SameCard, MetricClass::Atomics) | (Level::Class | Level::OtherCard, _) => 0.05,
@@ -124,7 +124,7 @@ pub struct LevelCalibration {
     /// Comparisons made (candidate runs).
     pub comparisons: usize,
     /// Class comparisons judged against the cards of the candidate's board (the runs carry
-    /// board part numbers and the baseline holds several boards, README "Verdicts").
+    /// board part numbers and the baseline holds several boards, docs, "Baselines and verdicts").
     pub by_board: usize,
     /// Verdict counts over every A/A comparison.
     pub aa: Counts,

@@ -7,8 +7,7 @@ use gpubench::telemetry::{Sampler, normalize, run_summary};
 
 /// The committed H200 default run (stored gzipped), read through a temporary copy.
 fn recorded() -> ResultsDocument {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded/h200-default.json.gz");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded/h200-default.json.gz");
     let mut text = String::new();
     std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()), &mut text)
         .unwrap();

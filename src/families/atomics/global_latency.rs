@@ -6,7 +6,7 @@
 //! Every SM, not one: a single chain runs on whichever SM the scheduler picks, the same one run
 //! after run on a card, and carries that SM's distance to the L2. On H100 the cards' one-SM
 //! chains differed by up to 6 % (sd 1.3 % over 34 cards) where each card's runs agreed within
-//! 0.1 % (README, "Placement").
+//! 0.1 % (docs, "What it measures").
 
 use cudarc::driver::PushKernelArg;
 
