@@ -194,7 +194,7 @@ fn read_baseline(
                 ))),
                 None => {
                     obs.note(&format!(
-                        "no {} in {}: the run will not be compared (save one with --save-baseline)",
+                        "no {} in {}: the run will not be compared (a new GPU class: `cargo gpubench --no-baseline -o runs/CARD-N.json` three times on each card, then `cargo gpubench baseline save runs/*.json`; docs/src/new-gpu-model.md)",
                         key.describe(),
                         shown(store.dir())
                     ));

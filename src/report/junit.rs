@@ -99,7 +99,7 @@ fn case(x: &mut String, family: &str, name: &str, verdict: Verdict, reason: &str
 }
 
 /// XML text and attribute escaping; control characters other than tab are dropped.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {

@@ -96,6 +96,6 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Escapes what would break a table cell or start markup.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ").replace('<', "&lt;").replace('>', "&gt;")
 }

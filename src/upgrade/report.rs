@@ -7,6 +7,8 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use super::judge::{CardJudgement, Outcome, UpgradeReport};
 use crate::report::format_value;
 use crate::report::header::rule_line;
+use crate::report::junit::esc;
+use crate::report::markdown::escape;
 use crate::report::verdict_table::{change_text, detectable_text, sorted};
 use crate::verdict::{MetricVerdict, SideStats, Verdict};
 
@@ -141,10 +143,6 @@ pub fn markdown(r: &UpgradeReport) -> String {
     s
 }
 
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ").replace('<', "&lt;").replace('>', "&gt;")
-}
-
 /// JUnit XML: a suite per card, a test case per metric. REGRESSED fails with type
 /// `REGRESSED_CODE_CHANGED` or `REGRESSED_SAME_CODE`; a card that could not be judged is one
 /// test case with an error of type `NOT_JUDGED`; INCONCLUSIVE, INSENSITIVE and NOT MEASURED
@@ -236,22 +234,4 @@ pub fn junit(r: &UpgradeReport) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpubench upgrade\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{body}</testsuites>\n"
     )
-}
-
-/// XML text and attribute escaping; control characters other than tab are dropped.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' => out.push(ch),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
