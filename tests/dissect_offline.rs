@@ -430,3 +430,49 @@ fn a_failure_midway_keeps_what_was_measured() {
     write_folder(dir.path(), &out.sweeps, &d, true).unwrap();
     assert_eq!(facts_from_folder(dir.path()).unwrap(), d.facts);
 }
+
+/// Three dissect runs on each of two H100 cards (GPU-05e4954b, GPU-875e8a51, driver 580.159.04;
+/// `tests/fixtures/recorded/h100-dissect-two-cards.tar.xz`, the dissect.json of each run): every
+/// fact stated at confidence 0.8 or more in any run is stated so, with the same value, in all
+/// six; the L2 size is within 2 % of the device's figure or below 0.8.
+#[test]
+fn six_runs_on_two_h100_cards_agree_on_every_confident_fact() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded/h100-dissect-two-cards.tar.xz");
+    let mut archive = tar::Archive::new(xz2::read::XzDecoder::new(std::fs::File::open(path).unwrap()));
+    let mut runs: Vec<serde_json::Value> = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().unwrap().to_string_lossy().ends_with(".dissect.json") {
+            runs.push(serde_json::from_reader(entry).unwrap());
+        }
+    }
+    assert_eq!(runs.len(), 6);
+    let facts = |run: &serde_json::Value| -> std::collections::BTreeMap<String, (String, f64)> {
+        run["dissection"]["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (f["name"].as_str().unwrap().to_string(), (f["value"].to_string(), f["confidence"].as_f64().unwrap()))
+            })
+            .collect()
+    };
+    let all: Vec<_> = runs.iter().map(facts).collect();
+    let confident: std::collections::BTreeSet<&String> =
+        all.iter().flat_map(|f| f.iter().filter(|(_, (_, c))| *c >= 0.8).map(|(n, _)| n)).collect();
+    assert!(confident.len() >= 15, "{confident:?}");
+    for name in confident {
+        let values: Vec<Option<&(String, f64)>> = all.iter().map(|f| f.get(name)).collect();
+        let first = values[0].map(|v| &v.0);
+        for v in &values {
+            let (value, c) = v.unwrap_or_else(|| panic!("{name} missing in a run"));
+            assert!(*c >= 0.8 && Some(value) == first, "{name}: {values:?}");
+        }
+    }
+    for (run, f) in runs.iter().zip(&all) {
+        let device = run["gpu"]["l2_bytes"].as_f64().unwrap();
+        let (value, c) = &f["l2.size_bytes"];
+        let value: f64 = value.parse().unwrap();
+        assert!(*c < 0.8 || (value / device - 1.0).abs() <= 0.02, "L2 {value} at {c} vs {device}");
+    }
+}

@@ -169,3 +169,46 @@ fn appending_keeps_the_newest_runs_of_every_card() {
     let kept: Vec<(&str, u64)> = b.runs.iter().map(|r| (r.gpu.uuid.as_str(), r.created_unix_s)).collect();
     assert_eq!(kept, vec![("GPU-a", 1002), ("GPU-b", 1003), ("GPU-b", 1004), ("GPU-a", 2000)]);
 }
+
+/// Settings under which nothing could fail are refused in one line: a `min_samples` above the
+/// samples every metric has on both sides, and a new side that holds no benchmark.
+#[test]
+fn comparisons_that_could_judge_nothing_are_usage_errors() {
+    let doc = run();
+    let most = doc.benchmarks.iter().flat_map(|b| &b.metrics).map(|m| m.samples.len()).max().unwrap();
+    let rule = Rule { min_samples: most + 1, ..Rule::default() };
+    let e = compare(Side::of("old", std::slice::from_ref(&doc)), Side::of("new", std::slice::from_ref(&doc)), &rule)
+        .unwrap_err();
+    assert_eq!(e.exit_code(), exit::USAGE);
+    assert!(e.to_string().contains(&format!("min_samples = {} exceeds", most + 1)), "{e}");
+    let mut empty = doc.clone();
+    empty.benchmarks.clear();
+    let e =
+        compare(Side::of("old", std::slice::from_ref(&doc)), Side::of("new", &[empty]), &Rule::default()).unwrap_err();
+    assert!(matches!(e, Error::Usage(_)) && e.to_string().contains("holds no benchmarks"), "{e}");
+}
+
+/// A metric within a band wider than `max_detectable` is INSENSITIVE, counted, and fails a
+/// job that asks `--fail-on insensitive`; metrics whose runs agree PASS, judged to a few percent.
+#[test]
+fn a_metric_that_could_not_see_is_insensitive_not_pass() {
+    let doc = run();
+    // Two baseline runs 30 % apart on one metric: its run spread is huge.
+    let mut wild = doc.clone();
+    let b = wild.benchmarks.iter_mut().find(|b| b.id.starts_with("stream/")).unwrap();
+    let key = format!("{}:{}", b.id, b.metrics[0].name);
+    b.metrics[0].samples.iter_mut().for_each(|v| *v *= 1.3);
+    b.metrics[0].summary = Summary::of(&b.metrics[0].samples);
+    let baseline = [doc.clone(), wild];
+    let c = compare(Side::of("old", &baseline), Side::of("new", std::slice::from_ref(&doc)), &Rule::default()).unwrap();
+    let m = c.metrics.iter().find(|m| m.key() == key).unwrap();
+    assert_eq!(m.verdict, Verdict::Insensitive, "{}", m.reason);
+    assert!(m.detectable.unwrap() > 0.10 && m.reason.contains("could not see a change below"), "{}", m.reason);
+    assert!(c.counts.insensitive >= 1 && c.sensitivity().insensitive >= 1);
+    assert_eq!(c.exit_code_with(FailOn::default()), exit::OK);
+    assert_eq!(c.exit_code_with(FailOn::parse("insensitive").unwrap()), exit::REGRESSION);
+    // The metrics whose runs agree are judged to a few percent and PASS.
+    let quiet = c.metrics.iter().find(|m| m.benchmark.starts_with("latency/")).unwrap();
+    assert_eq!(quiet.verdict, Verdict::Pass, "{}", quiet.reason);
+    assert!(quiet.detectable.unwrap() < 0.05, "{quiet:?}");
+}
