@@ -155,3 +155,26 @@ fn assert_well_formed(xml: &str) {
     }
     assert!(stack.is_empty(), "unclosed {stack:?}");
 }
+
+/// A default run judged against the committed H100 class baseline (307 metrics, with every
+/// non-PASS row and a detects column) gives a Markdown summary a pull-request comment takes.
+#[test]
+fn the_markdown_of_a_default_run_fits_a_pull_request_comment() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let class = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
+    let b = gpubench::baseline::Baseline::read(&root.join(format!("baselines/{class}.json.gz"))).unwrap();
+    let corpus = root.join(format!("tests/corpus/{class}/runs-GPU-24386ad7.tar.xz"));
+    let (_, run) = gpubench::verdict::corpus::gather(&[corpus]).unwrap().runs.into_iter().next().unwrap();
+    for shift in [0.0, 0.05] {
+        let new = gpubench::verdict::calibrate::shifted(&run, shift);
+        let c = compare(
+            Side { label: "baseline", runs: &b.runs, noise: b.noise.as_ref() },
+            Side::of("new", std::slice::from_ref(&new)),
+            &gpubench::verdict::Rule::default(),
+        )
+        .unwrap();
+        let md = markdown(&c);
+        assert!(md.len() <= gpubench::report::markdown::MAX_MARKDOWN_CHARS, "{} characters", md.len());
+        assert!(md.contains("Detectable effects: judged to"), "{md}");
+    }
+}

@@ -57,11 +57,23 @@ pub fn markdown(c: &Comparison) -> String {
         }
         s.push('\n');
     }
-    s.push_str(&format!("<details><summary>All {} metrics</summary>\n\n", c.metrics.len()));
-    metric_table(&mut s, &c.metrics.iter().collect::<Vec<_>>());
-    s.push_str("\n</details>\n");
+    let mut all = format!("<details><summary>All {} metrics</summary>\n\n", c.metrics.len());
+    metric_table(&mut all, &c.metrics.iter().collect::<Vec<_>>());
+    all.push_str("\n</details>\n");
+    if s.len() + all.len() <= MAX_MARKDOWN_CHARS {
+        s.push_str(&all);
+    } else {
+        s.push_str(&format!(
+            "The table of all {} metrics is left out to keep this summary under {MAX_MARKDOWN_CHARS} characters (what a pull-request comment or a step summary takes): `--verdicts-json` writes every metric.\n",
+            c.metrics.len()
+        ));
+    }
     s
 }
+
+/// Largest summary written: a pull-request comment or a CI step summary takes 65,536
+/// characters.
+pub const MAX_MARKDOWN_CHARS: usize = 60_000;
 
 fn metric_table(s: &mut String, metrics: &[&MetricVerdict]) {
     s.push_str("| verdict | benchmark | metric | baseline | new | unit | change | detects | why |\n");
