@@ -32,7 +32,8 @@ chmod 755 "$work"
 host=$(hostname -s)
 # A stand-in for the unpacked archive: the CLI is all the no-GPU path reaches.
 mkdir -p "$work/archive/bin" "$work/shared" "$work/spool/ctld" "$work/spool/d" "$work/munge" "$work/munge-run"
-cp target/debug/cargo-gpubench "$work/archive/bin/"
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+cp "$target_dir/debug/cargo-gpubench" "$work/archive/bin/"
 
 pids=()
 cleanup() {
