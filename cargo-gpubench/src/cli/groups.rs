@@ -77,7 +77,7 @@ pub struct VerdictOutputs {
     #[arg(long)]
     pub all: bool,
 
-    /// Also exit 1 on these verdicts (comma-separated): inconclusive, not-measured.
+    /// Also exit 1 on these verdicts (comma-separated): inconclusive, not-measured, insensitive.
     #[arg(long, value_name = "VERDICTS", value_parser = gpubench::verdict::FailOn::parse)]
     pub fail_on: Option<gpubench::verdict::FailOn>,
 
