@@ -79,24 +79,28 @@ fn metric_table(s: &mut String, metrics: &[&MetricVerdict]) {
     s.push_str("| verdict | benchmark | metric | baseline | new | unit | change | detects | why |\n");
     s.push_str("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- |\n");
     for m in metrics {
-        let median =
-            |x: Option<crate::verdict::SideStats>| x.map(|x| format_value(x.median)).unwrap_or_else(|| "-".into());
         let verdict = match m.verdict {
             Verdict::Pass => "PASS".to_string(),
             v => format!("**{}**", v.label()),
         };
-        s.push_str(&format!(
-            "| {verdict} | `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n",
-            escape(&m.benchmark),
-            escape(&m.metric),
-            median(m.baseline),
-            median(m.candidate),
-            escape(&m.unit),
-            change_text(m),
-            detectable_text(m),
-            escape(&m.reason)
-        ));
+        s.push_str(&format!("| {verdict} | {} | {} |\n", metric_cells(m), escape(&m.reason)));
     }
+}
+
+/// A metric's cells between its verdict and its reason, joined by " | ": benchmark, metric,
+/// both medians, unit, change, detectable effect.
+pub(crate) fn metric_cells(m: &MetricVerdict) -> String {
+    let median = |x: Option<crate::verdict::SideStats>| x.map(|x| format_value(x.median)).unwrap_or_else(|| "-".into());
+    format!(
+        "`{}` | `{}` | {} | {} | {} | {} | {}",
+        escape(&m.benchmark),
+        escape(&m.metric),
+        median(m.baseline),
+        median(m.candidate),
+        escape(&m.unit),
+        change_text(m),
+        detectable_text(m)
+    )
 }
 
 fn row(s: &mut String, what: &str, old: &str, new: &str) {

@@ -59,19 +59,10 @@ pub fn verdict_table(c: &Comparison, opts: TableOptions) -> Table {
         }
     };
     for m in sorted(&c.metrics).into_iter().filter(|m| opts.all || m.verdict != Verdict::Pass) {
-        let median =
-            |s: Option<crate::verdict::SideStats>| s.map(|s| format_value(s.median)).unwrap_or_else(|| "-".into());
-        t.add_row(vec![
-            verdict_cell(m.verdict),
-            Cell::new(&m.benchmark),
-            Cell::new(&m.metric),
-            Cell::new(median(m.baseline)).set_alignment(CellAlignment::Right),
-            Cell::new(median(m.candidate)).set_alignment(CellAlignment::Right),
-            Cell::new(&m.unit),
-            Cell::new(change_text(m)).set_alignment(CellAlignment::Right),
-            Cell::new(detectable_text(m)).set_alignment(CellAlignment::Right),
-            Cell::new(&m.reason),
-        ]);
+        let mut row = vec![verdict_cell(m.verdict)];
+        row.extend(metric_cells(m));
+        row.push(Cell::new(&m.reason));
+        t.add_row(row);
     }
     for f in c.facts.iter().filter(|f| opts.all || f.verdict != Verdict::Pass) {
         let show = |v: &Option<crate::results::FactValue>| {
@@ -90,6 +81,21 @@ pub fn verdict_table(c: &Comparison, opts: TableOptions) -> Table {
         ]);
     }
     t
+}
+
+/// The cells of a metric's row between its verdict and its reason: benchmark, metric, both
+/// medians, unit, change, detectable effect.
+pub fn metric_cells(m: &MetricVerdict) -> Vec<Cell> {
+    let median = |s: Option<crate::verdict::SideStats>| s.map(|s| format_value(s.median)).unwrap_or_else(|| "-".into());
+    vec![
+        Cell::new(&m.benchmark),
+        Cell::new(&m.metric),
+        Cell::new(median(m.baseline)).set_alignment(CellAlignment::Right),
+        Cell::new(median(m.candidate)).set_alignment(CellAlignment::Right),
+        Cell::new(&m.unit),
+        Cell::new(change_text(m)).set_alignment(CellAlignment::Right),
+        Cell::new(detectable_text(m)).set_alignment(CellAlignment::Right),
+    ]
 }
 
 /// "+3.02%", or "-" without a ratio.

@@ -2,14 +2,14 @@
 //! of B against A with a `code` column saying whether the machine code that ran changed.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, ContentArrangement, Table};
 
 use super::judge::{CardJudgement, Outcome, UpgradeReport};
 use crate::report::format_value;
 use crate::report::header::rule_line;
 use crate::report::junit::esc;
-use crate::report::markdown::escape;
-use crate::report::verdict_table::{change_text, detectable_text, sorted};
+use crate::report::markdown::{escape, metric_cells as markdown_cells};
+use crate::report::verdict_table::{change_text, metric_cells, sorted};
 use crate::verdict::{MetricVerdict, SideStats, Verdict};
 
 fn median(s: Option<SideStats>) -> String {
@@ -43,18 +43,10 @@ pub fn terminal(r: &UpgradeReport, all: bool) -> String {
             sorted(&c.metrics).into_iter().filter(|m| all || m.verdict != Verdict::Pass).collect();
         for m in &rows {
             let code = card.code_of(&m.key()).map(|k| k.cell()).unwrap_or_else(|| "-".into());
-            t.add_row(vec![
-                Cell::new(m.verdict.label()),
-                Cell::new(&m.benchmark),
-                Cell::new(&m.metric),
-                Cell::new(median(m.baseline)).set_alignment(CellAlignment::Right),
-                Cell::new(median(m.candidate)).set_alignment(CellAlignment::Right),
-                Cell::new(&m.unit),
-                Cell::new(change_text(m)).set_alignment(CellAlignment::Right),
-                Cell::new(detectable_text(m)).set_alignment(CellAlignment::Right),
-                Cell::new(code),
-                Cell::new(&m.reason),
-            ]);
+            let mut row = vec![Cell::new(m.verdict.label())];
+            row.extend(metric_cells(m));
+            row.extend([Cell::new(code), Cell::new(&m.reason)]);
+            t.add_row(row);
         }
         if !rows.is_empty() {
             out.push_str(&t.to_string());
@@ -125,15 +117,9 @@ pub fn markdown(r: &UpgradeReport) -> String {
         for m in notable {
             let code = card.code_of(&m.key()).map(|k| k.line.clone()).unwrap_or_else(|| "-".into());
             s.push_str(&format!(
-                "| **{}** | `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| **{}** | {} | {} | {} |\n",
                 m.verdict.label(),
-                escape(&m.benchmark),
-                escape(&m.metric),
-                median(m.baseline),
-                median(m.candidate),
-                escape(&m.unit),
-                change_text(m),
-                detectable_text(m),
+                markdown_cells(m),
                 escape(&code),
                 escape(&m.reason)
             ));
