@@ -15,17 +15,19 @@ __device__ __forceinline__ u32 l2_ld_cg(const uint4* p) {
     return a ^ b ^ c ^ d;
 }
 
-// LOCAL = false: the whole grid sweeps one footprint of vmask + 1 vectors (every line read by
-// several SMs). LOCAL = true, the private variant: block b reads only its own slice of
-// S = vmask + 1 vectors, vectors [b S, (b + 1) S), in the same order within the slice. No two
-// SMs share a line, so no line is requested by several SMs at once: the figure is the L2's hit
-// bandwidth without requests of different SMs for the same line arriving together.
-template <int ILP, bool LOCAL>
+// MODE 0: the whole grid sweeps one footprint of vmask + 1 vectors (every line read by several
+// SMs over a launch, by one SM at a time). MODE 1, the private variant: block b reads only its
+// own slice of S = vmask + 1 vectors, vectors [b S, (b + 1) S), in the same order within the
+// slice. No two SMs share a line, so no line is requested by several SMs at once: the figure is
+// the L2's hit bandwidth without requests of different SMs for the same line arriving together.
+// MODE 2, the peak variant: every block reads the same S vectors in the same order, so that the
+// SMs ask for each line at about the same time and the L2 serves one line to many SMs.
+template <int ILP, int MODE>
 __device__ __forceinline__ void l2_read(const uint4* buf, u32 vmask, u32 iters, gb_sm_window* win, u32 slots,
                                         u32* sink, u32 sentinel) {
-    const u32 T = LOCAL ? blockDim.x : gridDim.x * blockDim.x;
-    const u32 t = LOCAL ? threadIdx.x : blockIdx.x * blockDim.x + threadIdx.x;
-    const uint4* base = LOCAL ? buf + (u64)blockIdx.x * (vmask + 1) : buf;
+    const u32 T = MODE == 0 ? gridDim.x * blockDim.x : blockDim.x;
+    const u32 t = MODE == 0 ? blockIdx.x * blockDim.x + threadIdx.x : threadIdx.x;
+    const uint4* base = MODE == 1 ? buf + (u64)blockIdx.x * (vmask + 1) : buf;
     u32 v[ILP];
 #pragma unroll
     for (int k = 0; k < ILP; ++k) v[k] = k * T + t;
@@ -46,19 +48,22 @@ __device__ __forceinline__ void l2_read(const uint4* buf, u32 vmask, u32 iters, 
     gb_window_close(win, slots, s, (u64)iters * ILP * 32 * 16);
 }
 
-#define GB_L2_KERNEL(NAME, ILP, LOCAL)                                                                    \
+#define GB_L2_KERNEL(NAME, ILP, MODE)                                                                     \
 extern "C" __global__ void NAME##ILP(const uint4* buf, u32 vmask, u32 iters, gb_sm_window* win,          \
                                      u32 slots, u32* sink, u32 sentinel) {                                \
-    l2_read<ILP, LOCAL>(buf, vmask, iters, win, slots, sink, sentinel);                                   \
+    l2_read<ILP, MODE>(buf, vmask, iters, win, slots, sink, sentinel);                                    \
 }
 
-GB_L2_KERNEL(l2_read_ilp, 1, false)
-GB_L2_KERNEL(l2_read_ilp, 2, false)
-GB_L2_KERNEL(l2_read_ilp, 4, false)
-GB_L2_KERNEL(l2_read_ilp, 8, false)
-GB_L2_KERNEL(l2_read_local_ilp, 2, true)
-GB_L2_KERNEL(l2_read_local_ilp, 4, true)
-GB_L2_KERNEL(l2_read_local_ilp, 8, true)
+GB_L2_KERNEL(l2_read_ilp, 1, 0)
+GB_L2_KERNEL(l2_read_ilp, 2, 0)
+GB_L2_KERNEL(l2_read_ilp, 4, 0)
+GB_L2_KERNEL(l2_read_ilp, 8, 0)
+GB_L2_KERNEL(l2_read_local_ilp, 2, 1)
+GB_L2_KERNEL(l2_read_local_ilp, 4, 1)
+GB_L2_KERNEL(l2_read_local_ilp, 8, 1)
+GB_L2_KERNEL(l2_read_shared_ilp, 2, 2)
+GB_L2_KERNEL(l2_read_shared_ilp, 4, 2)
+GB_L2_KERNEL(l2_read_shared_ilp, 8, 2)
 
 GB_SM_FOLD_KERNEL(l2_fold)
 

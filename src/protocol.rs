@@ -22,6 +22,9 @@ pub const ENV_PROGRESS: &str = "GPUBENCH_PROGRESS";
 pub const ENV_DISCARD_THROTTLED: &str = "GPUBENCH_DISCARD_THROTTLED";
 /// Set: do not poll NVML.
 pub const ENV_NO_TELEMETRY: &str = "GPUBENCH_NO_TELEMETRY";
+/// Set by a parent that gave this process a single GPU through `CUDA_VISIBLE_DEVICES`: the CUDA
+/// ordinal the parent knows that GPU by, recorded in the results instead of 0.
+pub const ENV_ORDINAL: &str = "GPUBENCH_ORDINAL";
 /// Criterion's own variable: the folder of its estimates, one per bench target.
 pub const ENV_CRITERION_HOME: &str = "CRITERION_HOME";
 

@@ -78,8 +78,12 @@ fn terminal_report_shows_the_upgrade_and_the_verdicts() {
         lines[lines.len() - 2],
         format!("verdicts: 1 REGRESSED, 0 IMPROVED, 1 INCONCLUSIVE, {} PASS of {}", c.counts.pass, c.metrics.len())
     );
-    // The last line counts the metrics by what they could detect.
+    // The last line counts the metrics by what they could detect, and says what that cost: the
+    // new side's runs and their wall time.
     assert!(lines.last().unwrap().starts_with("detects:  judged to "), "{plain}");
+    let seconds = fixture().wall_time_s;
+    assert!(seconds > 0.0);
+    assert!(lines.last().unwrap().ends_with(&format!("; from 1 run of {seconds:.0} s")), "{plain}");
     let all = verdict_report(&c, TableOptions { color: false, all: true });
     assert!(all.contains("stream/scale"));
     // The regression is listed before the PASS rows.

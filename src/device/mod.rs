@@ -115,6 +115,9 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().cuda_context(|| "creating a stream".into())?;
         let mut identity = identity::read(&ctx, ordinal)?;
+        if let Some(parent) = std::env::var(crate::protocol::ENV_ORDINAL).ok().and_then(|s| s.parse().ok()) {
+            identity.ordinal = parent;
+        }
         let board = crate::telemetry::board_identity(&identity.uuid);
         identity.board_part_number = board.part_number;
         identity.vbios_version = board.vbios_version;

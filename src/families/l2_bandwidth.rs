@@ -1,10 +1,13 @@
 //! L2 read bandwidth (seed 002 section III): `ld.global.cg` streams over a footprint the L2
 //! holds, GPU-wide GB/s over the launch's span (first warp start to last warp end, one
-//! %globaltimer) and bytes per SM clock; and its scaling with the number of blocks. Three
+//! %globaltimer) and bytes per SM clock; and its scaling with the number of blocks. Four
 //! footprints: `read`, every block over a quarter of the L2; `private`, every block over its own
 //! slice (no line shared between SMs, so no request can be served together with another SM's);
-//! `whole`,
-//! every block over three quarters of the L2 (more than one partition of a two-partition L2).
+//! `whole`, every block over three quarters of the L2 (more than one partition of a
+//! two-partition L2); and `peak`, one 1024-thread block per SM, all reading the same footprint in
+//! the same order, so that the L2 serves each line to many SMs at once: the most the L2 delivers
+//! to the SMs, and the figure quoted as "L2 bandwidth" (the footprint is searched, see
+//! [`peak_footprints`]).
 //! Under the full profile, a footprint sweep from 1 MiB to beyond the L2 and a finer block sweep.
 //!
 //! Placement: which L2 slices serve a footprint depends on the physical
@@ -29,6 +32,9 @@ use crate::results::{Better, ClockDomain, GpuIdentity};
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
+/// Threads per block of `l2_bandwidth/peak` (one block per SM: its warps ask for each line
+/// together).
+pub const PEAK_THREADS: u32 = 1024;
 /// ILPs the search tries.
 pub const SEARCH_ILPS: [u32; 3] = [2, 4, 8];
 /// GPU-wide bytes per SM per clock assumed for sizing launches (about twice what L2 delivers, so
@@ -67,6 +73,18 @@ pub fn whole_footprint(gpu: &GpuIdentity) -> u64 {
 pub fn private_slice_vectors(gpu: &GpuIdentity, blocks: u32) -> u32 {
     let per_block = (gpu.l2_bytes / 4 / 16 / u64::from(blocks.max(1))).max(u64::from(THREADS));
     1 << (63 - per_block.leading_zeros())
+}
+
+/// Footprints the `peak` search tries: powers of two from 512 KiB, four times larger each, up to
+/// the regression footprint (a quarter of the L2).
+pub fn peak_footprints(gpu: &GpuIdentity) -> Vec<u64> {
+    let top = regression_footprint(gpu);
+    let mut v: Vec<u64> =
+        std::iter::successors(Some(512u64 << 10), |s| Some(s * 4)).take_while(|s| *s <= top).collect();
+    if v.is_empty() {
+        v.push(top);
+    }
+    v
 }
 
 /// Footprints of the full sweep: powers of two from 1 MiB to the first at least four L2s.
@@ -121,17 +139,30 @@ struct Reader {
     warp_size: u32,
     target_bytes: f64,
     max_blocks: u32,
+    sm_count: u32,
 }
 
-/// One launch shape: kernel, grid, footprint (GPU-wide, or each block's own slice), iterations.
+/// Who reads which lines: see `kernels/l2_bandwidth.cu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The grid sweeps one footprint.
+    Grid,
+    /// Each block reads its own slice.
+    Private,
+    /// Every block reads the same slice in the same order.
+    Shared,
+}
+
+/// One launch shape: kernel, grid, footprint (GPU-wide, or each block's slice), iterations.
 struct Shape {
     f: CudaFunction,
     ilp: u32,
     blocks: u32,
-    /// Vectors of the footprint (GPU-wide) or of each block's slice (`local`).
+    threads: u32,
+    /// Vectors of the footprint (GPU-wide) or of each block's slice.
     vectors: u32,
     iters: u32,
-    local: bool,
+    mode: Mode,
     /// Reads the sweep buffer instead of a copy.
     swept: bool,
 }
@@ -151,30 +182,48 @@ impl Reader {
             f: self.compiled.function(&format!("l2_read_ilp{ilp}"))?,
             ilp,
             blocks,
+            threads: THREADS,
             vectors: (footprint / 16) as u32,
             // per-thread work of the full grid, so that small grids run as long per thread
             iters: iters_for(self.target_bytes, full_threads.max(threads), ilp),
-            local: false,
+            mode: Mode::Grid,
             swept: footprint > self.copies.words,
         })
     }
 
     /// `blocks` blocks, each reading only its own slice of `slice_vectors` vectors.
     fn local_shape(&self, ilp: u32, blocks: u32, slice_vectors: u32) -> Result<Shape> {
-        let threads = blocks as u64 * THREADS as u64;
+        self.slice_shape(Mode::Private, "l2_read_local_ilp", ilp, blocks, THREADS, slice_vectors)
+    }
+
+    /// One block of [`PEAK_THREADS`] per SM, all reading the same `footprint` bytes.
+    fn peak_shape(&self, ilp: u32, footprint: u64) -> Result<Shape> {
+        self.slice_shape(Mode::Shared, "l2_read_shared_ilp", ilp, self.sm_count, PEAK_THREADS, (footprint / 16) as u32)
+    }
+
+    fn slice_shape(
+        &self,
+        mode: Mode,
+        kernel: &str,
+        ilp: u32,
+        blocks: u32,
+        threads: u32,
+        vectors: u32,
+    ) -> Result<Shape> {
         Ok(Shape {
-            f: self.compiled.function(&format!("l2_read_local_ilp{ilp}"))?,
+            f: self.compiled.function(&format!("{kernel}{ilp}"))?,
             ilp,
             blocks,
-            vectors: slice_vectors,
-            iters: iters_for(self.target_bytes, threads, ilp),
-            local: true,
+            threads,
+            vectors,
+            iters: iters_for(self.target_bytes, blocks as u64 * threads as u64, ilp),
+            mode,
             swept: false,
         })
     }
 
     fn work(&self, s: &Shape) -> u64 {
-        s.blocks as u64 * THREADS as u64 / self.warp_size as u64 * s.iters as u64 * s.ilp as u64 * 32 * 16
+        s.blocks as u64 * s.threads as u64 / self.warp_size as u64 * s.iters as u64 * s.ilp as u64 * 32 * 16
     }
 
     fn source(&self, s: &Shape, copy: u64) -> Source {
@@ -182,10 +231,11 @@ impl Reader {
     }
 
     fn launch(&self, gpu: &Gpu, s: &Shape, source: Source, w: &SmWindows) -> Result<()> {
-        let cfg = LaunchConfig { grid_dim: (s.blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (s.blocks, 1, 1), block_dim: (s.threads, 1, 1), shared_mem_bytes: 0 };
         let vmask = s.vectors - 1;
         let slots = w.slots();
-        let footprint = if s.local { s.blocks as u64 * s.vectors as u64 } else { s.vectors as u64 } * 16;
+        let footprint =
+            if s.mode == Mode::Private { s.blocks as u64 * s.vectors as u64 } else { s.vectors as u64 } * 16;
         let mut builder = gpu.stream().launch_builder(&s.f);
         let copy;
         match (source, &self.sweep) {
@@ -204,10 +254,10 @@ impl Reader {
                 builder.arg(&copy);
             }
         }
-        // SAFETY: l2_read_ilp<k> / l2_read_local_ilp<k>(const uint4*, u32 mask, u32,
+        // SAFETY: l2_read_ilp<k> / l2_read_local_ilp<k> / l2_read_shared_ilp<k>(const uint4*, u32 mask, u32,
         // gb_sm_window*, u32, u32*, u32); every index is masked into the footprint (or into the
         // block's slice, and blocks x slice lies within a quarter of the L2), which lies inside
-        // the copy (or the sweep buffer); the sink holds a word per thread of the full grid.
+        // the copy (or the sweep buffer); the sink holds a word per thread of the largest grid.
         unsafe {
             builder.arg(&vmask).arg(&s.iters).arg(w.buffer()).arg(&slots).arg(&self.sink).arg(&SENTINEL).launch(cfg)
         }
@@ -232,8 +282,8 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let profile = suite.profile();
     let names: &[&str] = match profile {
         Profile::Quick => &["read"],
-        Profile::Default => &["read", "private", "whole", "scaling"],
-        Profile::Full => &["read", "private", "whole", "scaling", "footprint", "scaling_sweep"],
+        Profile::Default => &["read", "private", "whole", "peak", "scaling"],
+        Profile::Full => &["read", "private", "whole", "peak", "scaling", "footprint", "scaling_sweep"],
     };
     if !names.iter().any(|n| suite.wants(n)) {
         return Ok(());
@@ -268,7 +318,11 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         compiled,
         copies,
         sweep,
-        sink: gpu.alloc_zeros::<u32>(full as usize * THREADS as usize, "the result sink")?,
+        sink: gpu.alloc_zeros::<u32>(
+            (full as usize * THREADS as usize).max(identity.sm_count as usize * PEAK_THREADS as usize),
+            "the result sink",
+        )?,
+        sm_count: identity.sm_count,
         warp_size: identity.warp_size,
         target_bytes: SIZING_BYTES_PER_CLK_PER_SM
             * identity.sm_count as f64
@@ -307,6 +361,9 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             vec![(None, s)],
             true,
         )?;
+    }
+    if profile != Profile::Quick && suite.wants("peak") {
+        peak(suite, &reader, &mut windows, &identity)?;
     }
     let scaling: Vec<(&str, Vec<u32>, Vec<u64>)> = match profile {
         Profile::Quick => vec![],
@@ -355,6 +412,28 @@ fn search_ilp(
         reader.measure(gpu, s, windows)
     })?;
     Ok((trials[best].config, search::to_json(&trials, |i| format!("ilp={i}"))))
+}
+
+/// `l2_bandwidth/peak`: the (footprint, ILP) of [`peak_footprints`] x [`SEARCH_ILPS`] that reads
+/// fastest, then measured like the others.
+fn peak(suite: &mut Suite, reader: &Reader, windows: &mut SmWindows, identity: &GpuIdentity) -> Result<()> {
+    let configs: Vec<(u64, u32)> =
+        peak_footprints(identity).into_iter().flat_map(|f| SEARCH_ILPS.map(|i| (f, i))).collect();
+    let shapes = configs.iter().map(|&(f, i)| reader.peak_shape(i, f)).collect::<Result<Vec<_>>>()?;
+    let gpu = suite.gpu();
+    let (trials, best) = search::run_and_choose("l2_bandwidth/peak", &configs, 3, 0.005, |c| {
+        let s = &shapes[configs.iter().position(|x| x == c).unwrap_or(0)];
+        reader.measure(gpu, s, windows)
+    })?;
+    let (footprint, ilp) = trials[best].config;
+    let search = search::to_json(&trials, |(f, i)| format!("footprint={}/ilp={i}", size_label(*f)));
+    let s = reader.peak_shape(ilp, footprint)?;
+    // The footprint is chosen like the ILP: runs that chose different ones stay comparable.
+    let bench = read_bench("peak", &[], ilp, &s, search)
+        .param("threads_per_block", PEAK_THREADS)
+        .chosen("footprint_bytes", footprint)
+        .chosen("config", format!("footprint={}/ilp={ilp}", size_label(footprint)));
+    points_bench(suite, reader, bench, vec![(None, s)], true)
 }
 
 /// A read benchmark of one launch shape at the searched `ilp`, with the three metrics of
@@ -454,6 +533,18 @@ mod tests {
         // a tiny L2 still gives every thread a vector
         g.l2_bytes = 1 << 20;
         assert_eq!(private_slice_vectors(&g, 1056), THREADS);
+    }
+
+    #[test]
+    fn peak_footprints_grow_fourfold_up_to_a_quarter_of_the_l2() {
+        let mut g = crate::families::test_identity();
+        g.l2_bytes = 50 << 20;
+        assert_eq!(peak_footprints(&g), vec![512 << 10, 2 << 20, 8 << 20]);
+        g.l2_bytes = 4 << 20;
+        assert_eq!(peak_footprints(&g), vec![512 << 10]);
+        // an L2 smaller than four times the first candidate: its quarter
+        g.l2_bytes = 1 << 20;
+        assert_eq!(peak_footprints(&g), vec![256 << 10]);
     }
 
     #[test]

@@ -3,8 +3,10 @@
 
 use std::ffi::OsString;
 use std::path::Path;
+use std::process::Command;
 
 use crate::error::{Error, Result};
+use crate::protocol::ENV_ORDINAL;
 
 /// Which GPUs `--device` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +104,15 @@ pub fn child_args(parent: &[OsString], ordinal: usize, output: &Path, archive: O
         out.push(a.as_os_str().to_owned());
     }
     out
+}
+
+/// Gives a child process GPU `uuid` alone: `CUDA_VISIBLE_DEVICES=<uuid>`, so that the child and
+/// every bench process it starts initialise one GPU rather than all of the node's (CUDA's
+/// initialisation of every visible GPU in each of a node's processes made a run on several GPUs
+/// slower than on one), and [`ENV_ORDINAL`] so that its results still carry the ordinal the
+/// parent knows the GPU by. The child then measures `--device 0`.
+pub fn isolate<'c>(cmd: &'c mut Command, uuid: &str, ordinal: usize) -> &'c mut Command {
+    cmd.env("CUDA_VISIBLE_DEVICES", uuid).env(ENV_ORDINAL, ordinal.to_string())
 }
 
 /// A results file name for GPU `uuid`: "GPU-xxxxxxxx-....json".

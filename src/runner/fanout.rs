@@ -1,13 +1,14 @@
-//! One process per GPU at the same time: each runs the single-GPU path of `cargo gpubench`
-//! (`--device N`, its own per-UUID lock, its own results file named by UUID), its output goes to
-//! a log file next to its results, and the parent waits for all of them.
+//! One process per GPU at the same time: each runs the single-GPU path of `cargo gpubench` on
+//! its GPU alone (`CUDA_VISIBLE_DEVICES`, see [`isolate`]; its own per-UUID lock, its own results
+//! file named by UUID), its output goes to a log file next to its results, and the parent waits
+//! for all of them.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime};
 
-use super::devices::child_args;
+use super::devices::{child_args, isolate};
 use crate::error::{Error, Result};
 use crate::results::ResultsDocument;
 
@@ -52,8 +53,9 @@ pub fn run_devices(
     for run in runs {
         let log = std::fs::File::create(&run.log).map_err(|e| Error::io(&run.log, e))?;
         let err = log.try_clone().map_err(|e| Error::io(&run.log, e))?;
-        let child = Command::new(exe)
-            .args(child_args(parent_args, run.ordinal, &run.results, archive))
+        let mut cmd = Command::new(exe);
+        let child = isolate(&mut cmd, &run.uuid, run.ordinal)
+            .args(child_args(parent_args, 0, &run.results, archive))
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(err)
@@ -95,13 +97,15 @@ mod tests {
 
     #[test]
     fn each_gpu_process_runs_with_its_own_arguments_and_code() {
-        // A stand-in for the CLI: a shell script that reports its --device and exits with it.
+        // A stand-in for the CLI: a shell script that reports the GPU it was given and what it
+        // sees, and fails on GPU 1.
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join("fake.sh");
         std::fs::write(
             &exe,
             "#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in --device) d=$2;; --output) o=$2;; esac; shift; done\n\
-             echo measuring $d\nif [ $d = 1 ]; then echo 'error: no CUDA GPU: gone' >&2; exit 3; fi\n\
+             echo measuring $d of $CUDA_VISIBLE_DEVICES as $GPUBENCH_ORDINAL\n\
+             if [ $GPUBENCH_ORDINAL = 1 ]; then echo 'error: no CUDA GPU: gone' >&2; exit 3; fi\n\
              printf '{\"schema\":\"x\"}' > $o\n",
         )
         .unwrap();
@@ -120,6 +124,8 @@ mod tests {
         assert!(out[0].reason.is_none());
         // GPU 0 wrote a file, but not a results document: no doc, and no panic.
         assert!(dir.path().join("GPU-0.json").exists() && out[0].doc.is_none());
-        assert!(std::fs::read_to_string(&runs[0].log).unwrap().contains("measuring 0"));
+        // each process sees its GPU alone, as device 0, and knows the ordinal the parent uses
+        assert!(std::fs::read_to_string(&runs[0].log).unwrap().contains("measuring 0 of GPU-0 as 0"));
+        assert!(std::fs::read_to_string(&runs[1].log).unwrap().contains("measuring 0 of GPU-1 as 1"));
     }
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::stacks::PreparedStack;
 use crate::error::{Error, Result};
 use crate::results::ResultsDocument;
-use crate::runner::devices::results_file_name;
+use crate::runner::devices::{isolate, results_file_name};
 use crate::runner::fanout::last_error_line;
 use crate::runner::interrupt;
 
@@ -67,13 +67,14 @@ pub struct RoundPlan<'a> {
     pub run_args: &'a [OsString],
 }
 
-/// The command line of one run (without the program).
-pub fn run_command(stack: &PreparedStack, card: &Card, results: &Path, run_args: &[OsString]) -> Vec<OsString> {
+/// The command line of one run (without the program), on the one card its process sees.
+pub fn run_command(stack: &PreparedStack, results: &Path, run_args: &[OsString]) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![
         "--archive".into(),
         stack.root.clone().into(),
+        // the run sees its card alone (see `run_one`)
         "--device".into(),
-        card.ordinal.to_string().into(),
+        "0".into(),
         "--no-baseline".into(),
         "--output".into(),
         results.as_os_str().to_owned(),
@@ -113,8 +114,9 @@ pub fn run_one(plan: &RoundPlan<'_>, stack: &PreparedStack, round: usize) -> Res
         let log = std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, e))?;
         let err = log.try_clone().map_err(|e| Error::io(&log_path, e))?;
         let _ = std::fs::remove_file(&results);
-        let child = Command::new(&stack.cli)
-            .args(run_command(stack, card, &results, plan.run_args))
+        let mut cmd = Command::new(&stack.cli);
+        let child = isolate(&mut cmd, &card.uuid, card.ordinal)
+            .args(run_command(stack, &results, plan.run_args))
             .envs(stack.envs())
             .current_dir(&dir)
             .stdin(Stdio::null())
@@ -178,10 +180,10 @@ mod tests {
             nvrtc: None,
         };
         let card = Card { ordinal: 3, uuid: "GPU-1".into() };
-        let args = run_command(&s, &card, Path::new("/o/b-2.json"), &["--quick".into()]);
+        let args = run_command(&s, Path::new("/o/b-2.json"), &["--quick".into()]);
         let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        assert_eq!(args, ["--archive", "/x", "--device", "3", "--no-baseline", "--output", "/o/b-2.json", "--quick"]);
-        assert_eq!(run_file(&card_dir(Path::new("/o"), "GPU-1"), "B", 2), PathBuf::from("/o/runs/GPU-1/b-2.json"));
+        assert_eq!(args, ["--archive", "/x", "--device", "0", "--no-baseline", "--output", "/o/b-2.json", "--quick"]);
+        assert_eq!(run_file(&card_dir(Path::new("/o"), &card.uuid), "B", 2), PathBuf::from("/o/runs/GPU-1/b-2.json"));
     }
 
     #[test]

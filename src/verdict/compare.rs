@@ -54,6 +54,8 @@ impl Side<'_> {
             settings: run.settings.clone(),
             runs: self.runs.len(),
             created_unix_s: run.created_unix_s,
+            wall_time_s: crate::stats::median(&self.runs.iter().map(|r| r.wall_time_s).collect::<Vec<_>>())
+                .unwrap_or(0.0),
         })
     }
 }

@@ -296,6 +296,8 @@ pub struct SideInfo {
     pub runs: usize,
     /// Start of its newest run, Unix seconds.
     pub created_unix_s: u64,
+    /// Median wall time of its runs, seconds (0 when none was recorded).
+    pub wall_time_s: f64,
 }
 
 /// Verdict counts.
@@ -357,13 +359,22 @@ pub struct Sensitivity {
     /// Metrics with no detectable effect: not compared (not measured, not comparable, gated
     /// before a band).
     pub not_judged: usize,
+    /// Runs of the new side, and their median wall time in seconds: what the detection cost.
+    pub runs: usize,
+    /// Median wall time of a run of the new side, seconds (0: not recorded).
+    pub run_seconds: f64,
 }
 
 impl Sensitivity {
-    fn of(metrics: &[MetricVerdict], max_detectable: f64) -> Self {
+    fn of(metrics: &[MetricVerdict], max_detectable: f64, candidate: &SideInfo) -> Self {
         let mut bounds: Vec<f64> = [0.02, 0.03, 0.05, 0.10].into_iter().filter(|b| *b < max_detectable).collect();
         bounds.push(max_detectable);
-        let mut s = Sensitivity { steps: bounds.iter().map(|b| (*b, 0)).collect(), ..Sensitivity::default() };
+        let mut s = Sensitivity {
+            steps: bounds.iter().map(|b| (*b, 0)).collect(),
+            runs: candidate.runs,
+            run_seconds: candidate.wall_time_s,
+            ..Sensitivity::default()
+        };
         for m in metrics {
             match m.detectable {
                 None => s.not_judged += 1,
@@ -376,7 +387,8 @@ impl Sensitivity {
         s
     }
 
-    /// "judged to 2 %: 250; to 3 %: 40; to 5 %: 10; insensitive (above 10 %): 3; not judged: 4".
+    /// "judged to 2 %: 250; to 3 %: 40; to 5 %: 10; insensitive (above 10 %): 3; not judged: 4;
+    /// from 3 runs of 58 s".
     pub fn line(&self) -> String {
         let mut parts: Vec<String> =
             self.steps.iter().filter(|(_, n)| *n > 0).map(|(b, n)| format!("to {} %: {n}", trim_percent(*b))).collect();
@@ -389,6 +401,10 @@ impl Sensitivity {
         }
         if self.not_judged > 0 {
             parts.push(format!("not judged: {}", self.not_judged));
+        }
+        if self.runs > 0 && self.run_seconds > 0.0 {
+            let runs = if self.runs == 1 { "1 run".to_string() } else { format!("{} runs", self.runs) };
+            parts.push(format!("from {runs} of {:.0} s", self.run_seconds));
         }
         parts.join("; ")
     }
@@ -466,7 +482,7 @@ impl Comparison {
     /// The judged metrics counted by what they could detect: "judged to 3 %: 280; to 5 %: 20;
     /// insensitive: 7" ([`Sensitivity`]).
     pub fn sensitivity(&self) -> Sensitivity {
-        Sensitivity::of(&self.metrics, self.rule.max_detectable)
+        Sensitivity::of(&self.metrics, self.rule.max_detectable, &self.candidate)
     }
 
     /// The verdict on metric `metric` of benchmark `benchmark`.
