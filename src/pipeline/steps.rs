@@ -25,6 +25,8 @@ pub struct Plan {
     pub output: PathBuf,
     /// Scratch folder of the bench processes.
     pub work_dir: PathBuf,
+    /// Where an archive given as a .tar.gz is unpacked (one folder per GPU).
+    pub unpack_dir: PathBuf,
     /// The baseline and configuration, read.
     pub judge: Judge,
     _lock: GpuLock,
@@ -65,18 +67,19 @@ pub fn plan(req: &Request, obs: &mut dyn Observer) -> Result<Plan> {
     let (work_dir, default_output) = match &workspace {
         Some(ws) => {
             let dir = ws.target_dir.join("gpubench");
-            (dir.join(work_name("work", req.device)), dir.join("results.json"))
+            (dir.join(work_name("work", &identity.uuid)), dir.join("results.json"))
         }
-        None => (root.join(work_name("gpubench-work", req.device)), root.join("gpubench-results.json")),
+        None => (root.join(work_name("gpubench-work", &identity.uuid)), root.join("gpubench-results.json")),
     };
     let output = req.output.clone().unwrap_or(default_output);
-    Ok(Plan { gpu: identity, stack, workspace, root, output, work_dir, judge, _lock: lock })
+    let unpack_dir = root.join("gpubench-unpacked").join(work_name("gpu", &identity.uuid));
+    Ok(Plan { gpu: identity, stack, workspace, root, output, work_dir, unpack_dir, judge, _lock: lock })
 }
 
 /// Builds the bench targets through cargo, or unpacks the archive; keeps the requested ones.
 pub fn build(req: &Request, plan: &Plan) -> Result<Vec<BenchBinary>> {
     let binaries = match (&req.archive, &plan.workspace) {
-        (Some(path), _) => archive::open(path, &plan.root.join("gpubench-unpacked"))?,
+        (Some(path), _) => archive::open(path, &plan.unpack_dir)?,
         (None, None) => return Err(Error::Usage("no cargo workspace and no --archive: nothing to run".into())),
         (None, Some(_)) => runner::build_benches(req.manifest_path.as_deref(), &req.benches)
             .map_err(|e| if interrupt::requested() { Error::Interrupted } else { e })?,
@@ -141,8 +144,26 @@ fn exclusive_check(uuid: &str) -> Result<()> {
     Err(Error::GpuShared { uuid: uuid.to_string(), processes })
 }
 
-/// The scratch folder of GPU `device`: GPUs other than 0 get their own, so that several runs
-/// (`--device all`) do not clear each other's records.
-fn work_name(base: &str, device: usize) -> String {
-    if device == 0 { base.to_string() } else { format!("{base}-{device}") }
+/// A scratch folder of GPU `uuid` ("gpubench-work-GPU-..."): each GPU gets its own, which the
+/// GPU's lock makes exclusive, so that runs on several GPUs from one folder (`--device all`, or
+/// one command per GPU, which see their GPU as device 0 either way) do not clear each other's
+/// records or unpack over each other.
+fn work_name(base: &str, uuid: &str) -> String {
+    let file = crate::runner::devices::results_file_name(uuid);
+    format!("{base}-{}", file.trim_end_matches(".json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::work_name;
+
+    #[test]
+    fn every_gpu_gets_its_own_scratch_folder_whatever_its_ordinal() {
+        let a = work_name("gpubench-work", "GPU-40dec052-d4b3");
+        let b = work_name("gpubench-work", "GPU-c0872886-8e44");
+        assert_eq!(a, "gpubench-work-GPU-40dec052-d4b3");
+        assert_ne!(a, b);
+        // nothing in a UUID can leave the folder
+        assert_eq!(work_name("work", "GPU/../x"), "work-GPU____x");
+    }
 }
