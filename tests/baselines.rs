@@ -56,7 +56,10 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
     assert_eq!(text.lines().count(), 1, "baselines are written as compact JSON");
     let (_, loaded) = store.load(&key).unwrap().unwrap();
     assert!(loaded == saved, "the baseline reads back exactly as written");
-    assert!(loaded.runs == vec![doc.clone()], "raw samples are kept exactly");
+    let rounded = |x: f64| gpubench::results::round_significant(x);
+    let want: Vec<f64> = doc.benchmarks[0].metrics[0].samples.iter().map(|&x| rounded(x)).collect();
+    assert_eq!(loaded.runs[0].benchmarks[0].metrics[0].samples, want, "raw samples are kept to 7 digits");
+    assert_eq!(loaded.runs[0].benchmarks.len(), doc.benchmarks.len());
     assert_eq!(loaded.stack.driver_version.as_deref(), Some("580.159.04"));
     assert_eq!(loaded.stack.nvrtc_version, "13.0");
     assert_eq!(loaded.stack.cudarc_feature, "cuda-13000");
@@ -66,7 +69,18 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
     let metrics: usize = doc.benchmarks.iter().map(|b| b.metrics.len()).sum();
     assert_eq!(loaded.metrics.len(), metrics);
     let triad = loaded.metrics.iter().find(|m| m.benchmark == "stream/triad").unwrap();
-    assert_eq!(triad.summary, Summary::of(&doc.benchmark("stream/triad").unwrap().metrics[0].samples));
+    let of_samples = Summary::of(&doc.benchmark("stream/triad").unwrap().metrics[0].samples);
+    let stored = &triad.summary;
+    assert_eq!(stored.n, of_samples.n);
+    for (s, a) in [
+        (stored.median, of_samples.median),
+        (stored.mean, of_samples.mean),
+        (stored.min, of_samples.min),
+        (stored.max, of_samples.max),
+        (stored.stdev, of_samples.stdev),
+    ] {
+        assert_eq!(s, rounded(a), "summaries are stored to 7 significant digits");
+    }
     assert!(triad.noise > 0.0 && triad.noise < 0.01, "{}", triad.noise);
     assert!(loaded.telemetry.median_sm_mhz.unwrap() > 1900.0);
     // No temporary file is left next to it.

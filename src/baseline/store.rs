@@ -130,7 +130,7 @@ impl Store {
         let refused =
             |why: String| Error::data(&path, format!("refused to save: {why}; the baseline was left as it is"));
         check_baseline(&baseline).map_err(refused)?;
-        let mut bytes = serde_json::to_vec(&baseline).map_err(|e| refused(e.to_string()))?;
+        let mut bytes = crate::results::to_json_bytes(&baseline, false).map_err(|e| refused(e.to_string()))?;
         bytes.push(b'\n');
         if is_gzipped_name(&path) {
             bytes = gzipped(&bytes);
@@ -146,15 +146,19 @@ impl Store {
             )?;
             crate::results::write_atomic(&previous_path(&path), &old)?;
         }
+        // What is returned is the baseline as it reads back (numbers as stored, to
+        // `SIGNIFICANT_DIGITS`), so a caller holds exactly what a later load gives.
+        let mut stored = None;
         write_atomic_checked(&path, &bytes, |back| {
             let read = Baseline::parse(&path, back).map_err(|e| refused(format!("it would not read back: {e}")))?;
             check_baseline(&read).map_err(|why| refused(format!("it would not read back: {why}")))?;
             if read.key() != *key || read.runs.len() != baseline.runs.len() {
                 return Err(refused("it read back as another baseline".into()));
             }
+            stored = Some(read);
             Ok(())
         })?;
-        Ok((path, baseline))
+        Ok((path, stored.unwrap_or(baseline)))
     }
 
     /// A per-card baseline learns its run-to-run spreads with the class baseline of the same

@@ -200,7 +200,7 @@ impl Curve {
     }
 }
 
-/// A per-access latency trace (seed 001's fine-grained pointer chase).
+/// A per-access latency trace (Mei & Chu's fine-grained pointer chase).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
     /// "line/ca", "sets/ca/0", "cold/cg/4", ...

@@ -1,5 +1,5 @@
 //! `cargo gpubench dissect`: the memory hierarchy inferred from latency sweeps and per-access
-//! traces (seeds 000, 001, 002), each value with a confidence.
+//! traces (Meltzer et al., Mei & Chu, Qiu et al.), each value with a confidence.
 //!
 //! Layers: [`data`] (the raw sweeps, saved as JSON), [`backend`] (what a machine must answer),
 //! [`plan`] (which sweeps to run, derived from the device), [`launch`] (every kernel launch as

@@ -1,4 +1,4 @@
-//! Global-memory access patterns (seed 003), in useful GB/s (bytes the threads asked for, over
+//! Global-memory access patterns (Kolpakova), in useful GB/s (bytes the threads asked for, over
 //! the launch's GPU-wide span):
 //! - `coalescing`: 32-bit loads, coalesced, misaligned by one word, and strided by 2 to 32 words,
 //!   over a footprint far beyond the L2;

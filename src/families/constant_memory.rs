@@ -1,4 +1,4 @@
-//! Constant memory (seed 003): a `__constant__` table read uniformly (a warp on one word, served
+//! Constant memory (Kolpakova): a `__constant__` table read uniformly (a warp on one word, served
 //! by one broadcast) and divergently (a warp on 32 words, served one address at a time), as
 //! thread loads per clock per SM (per-SM windows) and as the latency of a dependent chase in one
 //! warp. Kernels: `kernels/constant_memory.cu`.

@@ -1,4 +1,4 @@
-//! L1 data-cache load bandwidth in bytes per clock per SM (seed 004), against the 128 B/clk/SM
+//! L1 data-cache load bandwidth in bytes per clock per SM (Chips and Cheese), against the 128 B/clk/SM
 //! of the L1 data path: 32-, 64- and 128-bit loads swept over ILP and resident warps, with three
 //! PTX cache operators (plain `ld.global`, `.ca`, `.nc`). Kernels: `kernels/l1_bandwidth.cu`.
 

@@ -1,4 +1,4 @@
-//! L2 read bandwidth (seed 002 section III): `ld.global.cg` streams over a footprint the L2
+//! L2 read bandwidth (Qiu et al. section III): `ld.global.cg` streams over a footprint the L2
 //! holds, GPU-wide GB/s over the launch's span (first warp start to last warp end, one
 //! %globaltimer) and bytes per SM clock; and its scaling with the number of blocks. Four
 //! footprints: `read`, every block over a quarter of the L2; `private`, every block over its own

@@ -1,4 +1,4 @@
-//! Pointer-chase latency over a footprint sweep (seeds 000, 001, 002).
+//! Pointer-chase latency over a footprint sweep (Meltzer et al., Mei & Chu, Qiu et al.).
 //!
 //! One thread follows `j = a[j]` through `a[i] = (i + stride) % n` with loads of one cache
 //! operator: `ld.global.ca` (through L1), `.cg` (L2 only), `.cv` (no caching: memory), `.nc`

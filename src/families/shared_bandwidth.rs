@@ -1,4 +1,4 @@
-//! Shared-memory load bandwidth in bytes per clock per SM (seed 001 section 6.1, seed 004),
+//! Shared-memory load bandwidth in bytes per clock per SM (Mei & Chu section 6.1, Chips and Cheese),
 //! against the 128 B/clk/SM of 32 four-byte banks: 32-, 64- and 128-bit `ld.shared` swept over
 //! ILP and resident warps. Kernels: `kernels/shared_bandwidth.cu`.
 

@@ -1,4 +1,4 @@
-//! Shared-memory latency under bank conflicts: seed 002's table of threads x stride, in cycles
+//! Shared-memory latency under bank conflicts: Qiu et al.'s table of threads x stride, in cycles
 //! per access. One benchmark per thread count; each sample runs every stride.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg, sys::CUfunction_attribute};

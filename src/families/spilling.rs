@@ -1,4 +1,4 @@
-//! The cost of register spilling (seed 003): one computation that keeps 64 floats live, compiled
+//! The cost of register spilling (Kolpakova): one computation that keeps 64 floats live, compiled
 //! without a register cap and under caps that force values into local memory; FMAs per clock
 //! per SM (per-SM windows) of each, all at the same residency, and the slowdown of the capped
 //! ones. The results must be equal bit for bit. Kernels: `kernels/spilling.cu`.

@@ -1,4 +1,4 @@
-//! STREAM copy / scale / add / triad on doubles (seed 002 section V; McCalpin's STREAM,
+//! STREAM copy / scale / add / triad on doubles (Qiu et al. section V; McCalpin's STREAM,
 //! verified like BabelStream). Arrays are four times the L2 or larger, so every pass goes to
 //! DRAM; bandwidth counts the bytes each kernel must read and write.
 

@@ -53,7 +53,7 @@ pub fn save_class_baseline(
             if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
         return Err(refused(format!("{first}{more} (--force saves anyway)")));
     }
-    let mut bytes = serde_json::to_vec(&baseline).map_err(|e| refused(e.to_string()))?;
+    let mut bytes = crate::results::to_json_bytes(&baseline, false).map_err(|e| refused(e.to_string()))?;
     bytes.push(b'\n');
     if crate::results::is_gzipped_name(path) {
         bytes = crate::results::gzipped(&bytes);

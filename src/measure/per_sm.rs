@@ -1,4 +1,4 @@
-//! Per-SM timing windows (seed 001 section 6.1, seed 004): the host side of `gb_sm_window`,
+//! Per-SM timing windows (Mei & Chu section 6.1, Chips and Cheese): the host side of `gb_sm_window`,
 //! `gb_sm_total` and the fold kernel of `kernels/common.cuh`.
 //!
 //! A kernel's warps publish their span and work into their SM's window; after every launch the
@@ -65,7 +65,7 @@ pub struct PerSmRate {
     pub mean: f64,
     /// Lowest SM.
     pub min: f64,
-    /// Highest SM (seed 001 keeps the largest).
+    /// Highest SM (Mei & Chu keeps the largest).
     pub max: f64,
     /// SMs that ran work.
     pub sms: usize,

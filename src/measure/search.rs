@@ -111,7 +111,7 @@ mod tests {
         scores.iter().map(|(c, v)| Trial { config: *c, values: v.to_vec() }).collect()
     }
 
-    /// DRAM triad over threads per block, shaped like seed 002's figure 7(a): a knee, a plateau
+    /// DRAM triad over threads per block, shaped like Qiu et al.'s figure 7(a): a knee, a plateau
     /// with noise, a dip at the largest block. GB/s, three repeats each.
     fn threads_sweep() -> Vec<Trial<u32>> {
         trials(&[

@@ -63,7 +63,7 @@ pub fn remove_stale_temporaries(dir: &Path, name: &str) {
 
 /// Serialises `value` as pretty JSON and writes it atomically.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value).expect("our documents always serialise");
+    let mut bytes = super::numbers::to_json_bytes(value, true).expect("our documents always serialise");
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }
@@ -71,7 +71,7 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 /// Serialises `value` as compact JSON (one line) and writes it atomically: for large documents
 /// such as baselines, where indentation would double the size.
 pub fn write_json_compact<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut bytes = serde_json::to_vec(value).expect("our documents always serialise");
+    let mut bytes = super::numbers::to_json_bytes(value, false).expect("our documents always serialise");
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }

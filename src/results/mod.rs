@@ -2,6 +2,7 @@
 
 mod check;
 mod io;
+mod numbers;
 pub mod scan;
 mod schema;
 mod tarball;
@@ -12,6 +13,7 @@ pub use io::{
     gzipped, is_gzipped_name, kind_of, open_regular, parse_json, read_document, read_document_within, read_json,
     read_to_end_limited, write_atomic, write_atomic_checked, write_json, write_json_compact,
 };
+pub use numbers::{SIGNIFICANT_DIGITS, round_significant, to_json_bytes};
 pub use schema::*;
 pub use tarball::{is_tarball, json_members, json_members_within, tarball_stem};
 

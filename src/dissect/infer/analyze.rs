@@ -9,7 +9,7 @@ use super::{banks, constant, granularity, l1, l2, levels, tlb, traces};
 use crate::dissect::data::{Curve, Path, Sweeps};
 use crate::results::{Fact, FactValue};
 
-/// One row of the summary table (seed 000's: level, size, line, sets, ways, latency, policy).
+/// One row of the summary table (Meltzer et al.'s: level, size, line, sets, ways, latency, policy).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// "L1 (ld.ca)", "L2", "L1 TLB", ...
@@ -312,7 +312,7 @@ fn tlb_facts(d: &mut Dissection, sweeps: &Sweeps) {
     let curves: Vec<&Curve> = sweeps.curves.iter().filter(|c| c.path == Path::Tlb).collect();
     let Some(fit) = tlb::fit(&curves) else { return };
     d.found_number("tlb.unit_bytes", &fit.unit, "bytes");
-    // Stride over page (seeds 000 / 001) finds the unit one entry covers. A page of that size
+    // Stride over page (Meltzer et al., Mei & Chu) finds the unit one entry covers. A page of that size
     // and an entry that maps several smaller pages (contiguous pages coalesced, or a larger
     // page the driver chose for the allocation) give the same latency at every stride.
     d.unknown_fact(

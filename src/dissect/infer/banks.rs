@@ -1,4 +1,4 @@
-//! Shared-memory banks from one warp's latency at word strides 1, 2, ... (seed 002's table):
+//! Shared-memory banks from one warp's latency at word strides 1, 2, ... (Qiu et al.'s table):
 //! each candidate organisation (bank count x bank width) predicts how many distinct bank words
 //! the busiest bank serves per access; the candidate whose prediction fits the latencies best
 //! in a line `base + cost x (ways - 1)` wins.

@@ -1,4 +1,4 @@
-//! Fetch granularity from a latency-vs-stride sweep (seed 000's line-size plateau): over a
+//! Fetch granularity from a latency-vs-stride sweep (Meltzer et al.'s line-size plateau): over a
 //! footprint that does not fit the level, a stride `s` below the granularity `g` misses on
 //! `s / g` of the accesses and hits the rest; from `g` on every access misses.
 

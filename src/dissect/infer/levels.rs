@@ -1,14 +1,14 @@
 //! Levels of a latency-vs-footprint curve. Every latency cluster that serves a large share of
 //! some point's accesses is a level. A level whose share rises to a plateau and then falls is a
 //! cache; its capacity is the change point where its share leaves the plateau, i.e. the largest
-//! footprint it still serves entirely (seed 000's knee). A level whose share holds to the
+//! footprint it still serves entirely (Meltzer et al.'s knee). A level whose share holds to the
 //! largest footprint backs the others (the L2 of an L1 sweep, DRAM).
 //!
 //! A level need not serve every access on its plateau: seen from one SM, a two-partition L2
 //! serves half of a footprint beyond the near partition from the far one while the other half
 //! already comes from DRAM. Its knee is then where its own share leaves its plateau value, tested
 //! against the binomial noise of that share; a level that serves every access is tested, like
-//! seed 000's curves, on the share of accesses at or below its latency against the stray slow
+//! Meltzer et al.'s curves, on the share of accesses at or below its latency against the stray slow
 //! accesses seen where it is clean.
 
 use super::cluster::{self, Clusters};

@@ -1,4 +1,4 @@
-//! The line from the traces, checked by capacity at a stride of one line (seed 001's
+//! The line from the traces, checked by capacity at a stride of one line (Mei & Chu's
 //! stride-over-line stage). A cache of `L`-byte lines holds one access per line at any stride
 //! up to `L`, so its capacity in bytes of footprint is the same at stride `L` as at the fetch
 //! granularity. A cache of smaller lines that maps several consecutive lines to one set (seed

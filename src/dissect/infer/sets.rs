@@ -1,8 +1,8 @@
-//! The sets of a cache from traces one line over its capacity (seed 001): the lines of the one
+//! The sets of a cache from traces one line over its capacity (Mei & Chu): the lines of the one
 //! overfull set are the ones that miss. There are ways + 1 of them. Their layout gives the set
 //! mapping: equally spaced lines (every `sets` lines) for a modulo mapping (bit-defined for a
 //! power-of-two set count); runs of `n` consecutive lines, the runs equally spaced by `n x
-//! sets` lines, where each set takes `n` consecutive lines (seed 001's texture cache, four
+//! sets` lines, where each set takes `n` consecutive lines (Mei & Chu's texture cache, four
 //! 32 B lines per set); anything else is hashed.
 //!
 //! A regular mapping also says where the first set overflows: with `n` consecutive lines per

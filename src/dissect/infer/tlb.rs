@@ -1,4 +1,4 @@
-//! TLBs from footprint sweeps at large strides (seeds 000, 001 section 4.4).
+//! TLBs from footprint sweeps at large strides (Meltzer et al., Mei & Chu section 4.4).
 //!
 //! The chase keeps its few lines in the L2, so a TLB miss shows as a step up of the mean latency
 //! (a few cycles on a hit of a few hundred when the next TLB level holds the translation). Steps
@@ -203,7 +203,7 @@ fn flat_group(per_stride: &[(u64, Vec<Step>)], eligible: &[Vec<Step>]) -> Option
 }
 
 /// The unit one entry of the first level covers, from the strides below its flat group: below
-/// the unit their knees stay at the reach, entries x unit (stride over page, seeds 000 / 001),
+/// the unit their knees stay at the reach, entries x unit (stride over page, Meltzer et al., Mei & Chu),
 /// and their steps shrink to stride / unit of the full height. Without such strides the unit
 /// is bounded by the group's smallest stride only.
 fn unit_of(per_stride: &[(u64, Vec<Step>)], flat: &Flat, height0: f64) -> Found<u64> {

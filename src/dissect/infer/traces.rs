@@ -1,4 +1,4 @@
-//! Fine-grained traces (seed 001): which accesses of a lap missed, recorded one by one.
+//! Fine-grained traces (Mei & Chu): which accesses of a lap missed, recorded one by one.
 //!
 //! With the footprint one fetch unit beyond the capacity, exactly one set holds one line too
 //! many. Its lines are the ones that miss: they come in runs of one line's bytes (the eviction
@@ -173,7 +173,7 @@ pub fn line_bytes(traces: &[&Trace], window: (f64, f64), rate: Option<f64>) -> O
     // Blocks missed only in part, at the same place in at least half the laps (and two): a
     // structure, not stray slow accesses. A line evicts whole, so a block of `u` accesses that
     // keeps missing in part is not one line: consecutive smaller lines share a set (the
-    // texture-cache organisation of seed 001), and runs of whole misses overstate the line.
+    // texture-cache organisation of Mei & Chu), and runs of whole misses overstate the line.
     let persistent_partial = |u: u64| -> usize {
         let blocks = lap / u;
         let mut partial: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();

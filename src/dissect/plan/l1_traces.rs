@@ -136,7 +136,7 @@ impl<B: Backend> Runner<'_, B> {
         let mut line = found.as_ref().map(|f| f.value).unwrap_or(g).max(g);
         self.sweeps.traces.extend(line_traces);
         if line > g {
-            // The line check (seed 001's stride-over-line stage): at a stride of one line, a
+            // The line check (Mei & Chu's stride-over-line stage): at a stride of one line, a
             // cache of such lines holds as many accesses as at the fetch granularity; a cache
             // of smaller lines, several to a set, holds line / (its line) times more.
             let lo_check = (start / 2 / line).max(1) * line;

@@ -24,7 +24,7 @@ pub enum Mapping {
     /// A pseudo-random function of the line (any set count): sets fill unevenly, so that the
     /// first set overflows before the cache is full, as on real hashed caches.
     Hashed,
-    /// `(line / n) % sets`: `n` consecutive lines map to one set (seed 001's texture cache, four
+    /// `(line / n) % sets`: `n` consecutive lines map to one set (Mei & Chu's texture cache, four
     /// 32 B lines per set).
     Consecutive(u64),
 }

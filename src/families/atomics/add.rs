@@ -1,4 +1,4 @@
-//! Global atomic throughput (seed 003): atomicAdd from a full grid on one address, on the words
+//! Global atomic throughput (Kolpakova): atomicAdd from a full grid on one address, on the words
 //! of one 32-byte sector, of one 128-byte line, and on a distinct word per thread.
 //!
 //! Which L2 slices a few addresses hash to moves their throughput by several percent from one

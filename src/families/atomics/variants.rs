@@ -1,4 +1,4 @@
-//! Atomics beyond the 32-bit add patterns of [`super::add`] (seed 003), run by the same
+//! Atomics beyond the 32-bit add patterns of [`super::add`] (Kolpakova), run by the same
 //! bench target:
 //! - `contention`: atomicAdd with k consecutive threads per address, ops per SM clock;
 //! - `types`: 64-bit integer, single and double adds, on one address and on a word per thread;

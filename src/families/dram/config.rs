@@ -148,7 +148,7 @@ pub const SWEEP_UNROLLS: [u32; 4] = [1, 2, 4, 8];
 pub const SEARCH_REPEATS: usize = 3;
 /// A configuration within this fraction of the best is as good (simpler ones come first).
 pub const SEARCH_TOLERANCE: f64 = 0.0025;
-/// Smallest array of the size sweep, doubles (8 MiB, as seed 002's 2^20 elements).
+/// Smallest array of the size sweep, doubles (8 MiB, as Qiu et al.'s 2^20 elements).
 pub const SWEEP_MIN_ELEMENTS: u64 = 1 << 20;
 
 /// The search space, simplest first: persistent before flat grids, fewer threads, smaller

@@ -1,4 +1,4 @@
-//! DRAM bandwidth (seed 002 section V): STREAM copy, scale, add and triad, a read-only and a
+//! DRAM bandwidth (Qiu et al. section V): STREAM copy, scale, add and triad, a read-only and a
 //! write-only stream, on arrays far larger than the L2, each at the configuration (threads per
 //! block, unroll, cache hint) a short search on the device finds best; results verified. Under
 //! the full profile, sweeps over threads per block, array size and unroll x hint.

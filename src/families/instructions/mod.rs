@@ -1,4 +1,4 @@
-//! Arithmetic instruction latency and throughput (seed 002 section IV): FP16 (half2), FP32 and
+//! Arithmetic instruction latency and throughput (Qiu et al. section IV): FP16 (half2), FP32 and
 //! FP64 FMA / add / multiply, INT32 add / multiply / multiply-add, the special-function unit
 //! (reciprocal, reciprocal square root, base-2 exponential and logarithm, sine, cosine) and the
 //! IEEE division and square root sequences.
