@@ -173,3 +173,32 @@ fn the_quickstart_workspace_builds_and_runs_to_its_documented_end() {
     }
     assert!(o.stdout.is_empty(), "{}", show(&o));
 }
+
+#[test]
+fn cargo_flags_reach_the_bench_build() {
+    let dir = tempfile::tempdir().unwrap();
+    write_workspace(dir.path());
+    let target = Path::new(BIN).parent().unwrap().parent().unwrap().join("quickstart");
+    let archive = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["gpubench", "archive", "--color", "always", "-o", "a.tar.gz"])
+            .args(extra)
+            .current_dir(dir.path())
+            .env("CARGO_TARGET_DIR", &target)
+            .env("CARGO_NET_OFFLINE", "true")
+            .output()
+            .unwrap()
+    };
+    for (extra, cargo_says) in [
+        (&["-p", "no-such-package"][..], "no-such-package"),
+        (&["--features", "no-such-feature"], "no-such-feature"),
+        (&["--profile", "no-such-profile"], "no-such-profile"),
+    ] {
+        let o = archive(extra);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(exit::BENCH_FAILURE), "{extra:?}\n{}", show(&o));
+        assert!(stderr.contains(cargo_says), "cargo got {extra:?}\n{}", show(&o));
+        assert!(stderr.contains("\x1b["), "cargo got --color always (its stderr is no terminal)\n{}", show(&o));
+        assert!(!dir.path().join("a.tar.gz").exists());
+    }
+}
