@@ -110,6 +110,9 @@ pub trait Observer {
 /// `fail_on` occurred), else 0. Errors carry their own codes ([`crate::error::exit`]).
 pub fn run(req: &Request, obs: &mut dyn Observer) -> Result<i32> {
     let plan = plan(req, obs)?;
+    if req.archive.is_none() {
+        obs.note("building the bench targets (cargo bench --no-run; cargo's progress follows)");
+    }
     let binaries = build(req, &plan)?;
     let (doc, failure) = run_benches(req, &plan, &binaries, obs);
     doc.write(&plan.output)?;

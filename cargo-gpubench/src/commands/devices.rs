@@ -45,6 +45,7 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
         }
         None => {
             let ws = runner::workspace(args.manifest_path.as_deref())?;
+            eprintln!("building the bench targets (cargo bench --no-run; cargo's progress follows)");
             runner::build_benches(args.manifest_path.as_deref(), &args.benches, &args.cargo.options())?;
             (None, ws.target_dir.join("gpubench").join("devices"))
         }
