@@ -287,6 +287,7 @@ fn the_job_alternates_the_stacks_on_each_card_and_judges_what_they_wrote() {
         run_args: vec!["--quick".into()],
         manifest_path: None,
         benches: Vec::new(),
+        cargo: Default::default(),
         disassemble: false,
     };
     struct Count(usize);

@@ -108,7 +108,7 @@ fn fleet_names_a_slow_card_writes_every_report_and_exits_with_the_outlier_code()
     assert_eq!(std::fs::read_dir(&svg).unwrap().count(), 1);
     // JSON output and a class baseline from cards 2 and 3 (set 1 predates a schema change).
     std::fs::remove_dir_all(fleet.join("node1")).unwrap();
-    let o = cli(&["fleet", "--config", &config_of_the_runs(), &p(&fleet), "--json", "--save-baseline", &p(&base)]);
+    let o = cli(&["fleet", "--config", &config_of_the_runs(), &p(&fleet), "--json", "--save-envelope", &p(&base)]);
     assert_eq!(o.status.code(), Some(0), "two cards are too few to judge: {}", err(&o));
     let json: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(json["groups"][0]["judged"], false);
@@ -142,7 +142,7 @@ fn device_selections_are_checked_before_anything_runs() {
     for (args, code, text) in [
         (&["--device", "gpu1"][..], 2, "is not a GPU selection"),
         (&["--device", "0,0"], 2, "listed twice"),
-        (&["--device", "all", "--save-baseline"], 2, "fleet DIR --save-baseline"),
+        (&["--device", "all", "--save-baseline"], 2, "fleet DIR --save-envelope"),
         (&["--device", "0,1", "--junit", "x.xml"], 2, "--junit"),
     ] {
         let o = cli(args);

@@ -372,7 +372,7 @@ fn fleet_save_baseline_refuses_statistics_that_would_not_be_finite() {
         doc.write(&d.join(format!("fleet/node1/r{i}.json"))).unwrap();
     }
     std::fs::write(d.join("class.json"), b"keep me").unwrap();
-    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json"]);
+    let r = run(d, &["fleet", "fleet", "--save-envelope", "class.json"]);
     assert_one_error(&r, 5, "refused to save");
     assert_eq!(std::fs::read(d.join("class.json")).unwrap(), b"keep me");
     // Clean runs are saved, and the file replaced is kept.
@@ -380,7 +380,7 @@ fn fleet_save_baseline_refuses_statistics_that_would_not_be_finite() {
     std::fs::create_dir_all(d.join("fleet/node1")).unwrap();
     quick_with(&d.join("fleet/node1"), "r0.json", 0, |_, _| SampleTelemetry::default());
     quick_with(&d.join("fleet/node1"), "r1.json", 1, |_, _| SampleTelemetry::default());
-    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json"]);
+    let r = run(d, &["fleet", "fleet", "--save-envelope", "class.json"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert_eq!(std::fs::read(d.join("class.json.previous")).unwrap(), b"keep me");
     gpubench::baseline::Baseline::read(&d.join("class.json")).unwrap();
@@ -389,9 +389,9 @@ fn fleet_save_baseline_refuses_statistics_that_would_not_be_finite() {
         foreign_processes: if i == 0 { vec![ForeignProcess { pid: 7, ..Default::default() }] } else { Vec::new() },
         ..Default::default()
     });
-    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json"]);
+    let r = run(d, &["fleet", "fleet", "--save-envelope", "class.json"]);
     assert_one_error(&r, 5, "measured beside another GPU process");
-    let r = run(d, &["fleet", "fleet", "--save-baseline", "class.json", "--force"]);
+    let r = run(d, &["fleet", "fleet", "--save-envelope", "class.json", "--force"]);
     assert_eq!(r.code, Some(0), "{r:?}");
 }
 

@@ -4,7 +4,7 @@
 # slurm.conf (see slurm.conf.example): HealthCheckProgram=/opt/gpubench/deploy/slurm/health-check.sh
 # Settings come from /etc/default/gpubench-health (or the environment):
 #   GPUBENCH_ARCHIVE   the unpacked archive (default /opt/gpubench/gpubench-archive)
-#   GPUBENCH_ENVELOPE  a class baseline from `cargo gpubench fleet ... --save-baseline PATH`
+#   GPUBENCH_ENVELOPE  a class baseline from `cargo gpubench fleet ... --save-envelope PATH`
 #   GPUBENCH_HEALTH_ARGS  extra arguments, e.g. "--timeout 40"
 set -uo pipefail
 [ -r /etc/default/gpubench-health ] && . /etc/default/gpubench-health

@@ -1,4 +1,4 @@
-//! What a baseline save refuses, for `baseline save` and `fleet --save-baseline` alike: runs
+//! What a baseline save refuses, for `baseline save` and `fleet --save-envelope` alike: runs
 //! that would make every later verdict a judgement against a disturbed measurement.
 //!
 //! Always refused (no flag overrides it): runs with missing or non-finite statistics

@@ -18,6 +18,11 @@ pub use identity::driver_api_version;
 pub use symbols::{DRIVER_SYMBOLS, NVRTC_SYMBOLS, catch_missing_symbols, library_failed};
 pub use timer::EventTimer;
 
+/// The CUDA bindings gpubench is built on (same version and features), so that a bench of your
+/// own launches its kernels (`gpu.stream().launch_builder(..)`) without a cudarc dependency of
+/// its own.
+pub use cudarc;
+
 use crate::error::{CudaResultExt, Error, Result};
 use crate::kernels::KernelSource;
 use crate::results::{GpuIdentity, KernelProvenance, Stack};

@@ -44,6 +44,8 @@ pub struct Request {
     pub archive: Option<PathBuf>,
     /// The workspace's Cargo.toml [default: cargo's search from the current folder].
     pub manifest_path: Option<PathBuf>,
+    /// Cargo's flags for building the bench targets.
+    pub cargo: crate::runner::CargoOptions,
     /// Where to write the results [default: `<target>/gpubench/results.json`, or
     /// `./gpubench-results.json` with an archive].
     pub output: Option<PathBuf>,
@@ -74,6 +76,7 @@ impl Default for Request {
             benches: Vec::new(),
             archive: None,
             manifest_path: None,
+            cargo: Default::default(),
             output: None,
             timeout: Duration::from_secs(600),
             discard_throttled: false,
@@ -107,6 +110,9 @@ pub trait Observer {
 /// `fail_on` occurred), else 0. Errors carry their own codes ([`crate::error::exit`]).
 pub fn run(req: &Request, obs: &mut dyn Observer) -> Result<i32> {
     let plan = plan(req, obs)?;
+    if req.archive.is_none() {
+        obs.note("building the bench targets (cargo bench --no-run; cargo's progress follows)");
+    }
     let binaries = build(req, &plan)?;
     let (doc, failure) = run_benches(req, &plan, &binaries, obs);
     doc.write(&plan.output)?;

@@ -81,7 +81,7 @@ pub fn build(req: &Request, plan: &Plan) -> Result<Vec<BenchBinary>> {
     let binaries = match (&req.archive, &plan.workspace) {
         (Some(path), _) => archive::open(path, &plan.unpack_dir)?,
         (None, None) => return Err(Error::Usage("no cargo workspace and no --archive: nothing to run".into())),
-        (None, Some(_)) => runner::build_benches(req.manifest_path.as_deref(), &req.benches)
+        (None, Some(_)) => runner::build_benches(req.manifest_path.as_deref(), &req.benches, &req.cargo)
             .map_err(|e| if interrupt::requested() { Error::Interrupted } else { e })?,
     };
     let binaries: Vec<_> =

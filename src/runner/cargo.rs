@@ -44,23 +44,64 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace> {
     })
 }
 
+/// Cargo's own flags for building the bench targets, passed on as they are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CargoOptions {
+    /// Packages whose bench targets to build (`-p`); every package of the workspace when empty.
+    pub packages: Vec<String>,
+    /// Features to activate (`--features`).
+    pub features: Vec<String>,
+    /// Cargo profile (`--profile`) [default: cargo's, `bench`].
+    pub profile: Option<String>,
+    /// When cargo colours its messages (`--color`: auto, always, never).
+    pub color: Option<String>,
+}
+
+impl CargoOptions {
+    /// The arguments of `cargo bench --no-run` after the subcommand: which packages and
+    /// targets, features, profile and colour. `benches` limits the build to the named targets.
+    pub fn bench_args(&self, benches: &[String]) -> Vec<String> {
+        let mut args = Vec::new();
+        if self.packages.is_empty() {
+            args.push("--workspace".to_string());
+        }
+        for p in &self.packages {
+            args.extend(["--package".to_string(), p.clone()]);
+        }
+        if benches.is_empty() {
+            args.push("--benches".to_string());
+        }
+        for b in benches {
+            args.extend(["--bench".to_string(), b.clone()]);
+        }
+        for f in &self.features {
+            args.extend(["--features".to_string(), f.clone()]);
+        }
+        if let Some(p) = &self.profile {
+            args.extend(["--profile".to_string(), p.clone()]);
+        }
+        if let Some(c) = &self.color {
+            args.extend(["--color".to_string(), c.clone()]);
+        }
+        args
+    }
+}
+
 /// Builds every bench target of the workspace (`cargo bench --no-run`) and returns the
-/// executables, in cargo's order. `benches` limits the build to the named targets.
-pub fn build_benches(manifest_path: Option<&Path>, benches: &[String]) -> Result<Vec<BenchBinary>> {
+/// executables, in cargo's order. `benches` limits the build to the named targets; `options`
+/// are cargo's flags (packages, features, profile, colour).
+pub fn build_benches(
+    manifest_path: Option<&Path>,
+    benches: &[String],
+    options: &CargoOptions,
+) -> Result<Vec<BenchBinary>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args(["bench", "--no-run", "--message-format", "json-render-diagnostics"]);
     if let Some(p) = manifest_path {
         cmd.arg("--manifest-path").arg(p);
     }
-    if benches.is_empty() {
-        cmd.args(["--workspace", "--benches"]);
-    } else {
-        cmd.arg("--workspace");
-        for b in benches {
-            cmd.args(["--bench", b]);
-        }
-    }
+    cmd.args(options.bench_args(benches));
     cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
     let mut child = cmd.spawn().map_err(|e| Error::Cargo(format!("could not start cargo: {e}")))?;
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -109,7 +150,24 @@ fn first_line(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::package_name;
+    use super::{CargoOptions, package_name};
+
+    #[test]
+    fn cargo_flags_are_passed_on() {
+        let none = CargoOptions::default();
+        assert_eq!(none.bench_args(&[]), ["--workspace", "--benches"]);
+        assert_eq!(none.bench_args(&["dram".into()]), ["--workspace", "--bench", "dram"]);
+        let all = CargoOptions {
+            packages: vec!["mine".into()],
+            features: vec!["a,b".into()],
+            profile: Some("release".into()),
+            color: Some("never".into()),
+        };
+        assert_eq!(
+            all.bench_args(&[]),
+            ["--package", "mine", "--benches", "--features", "a,b", "--profile", "release", "--color", "never"]
+        );
+    }
 
     #[test]
     fn package_names_come_out_of_package_ids() {

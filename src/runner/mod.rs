@@ -13,7 +13,7 @@ pub mod merge;
 
 use std::time::Instant;
 
-pub use cargo::{BenchBinary, Workspace, build_benches, parse_bench_artifacts, workspace};
+pub use cargo::{BenchBinary, CargoOptions, Workspace, build_benches, parse_bench_artifacts, workspace};
 pub use execute::{ExecOptions, RunEvent, run_bench};
 pub use merge::{BenchOutput, RunHeader, merge};
 

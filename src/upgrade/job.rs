@@ -57,6 +57,8 @@ pub struct JobRequest {
     pub manifest_path: Option<PathBuf>,
     /// Bench targets to build for such a stack.
     pub benches: Vec<String>,
+    /// Cargo's flags for that build.
+    pub cargo: crate::runner::CargoOptions,
     /// Disassemble the kernels (off: cubin hashes only).
     pub disassemble: bool,
 }
@@ -117,7 +119,7 @@ pub fn run_on(
     let req = &JobRequest { out, ..req.clone() };
     let workspace = if measured.iter().any(|s| s.archive.is_none()) {
         obs.note("building the workspace's bench targets into an archive for the stacks without one");
-        let bins = runner::build_benches(req.manifest_path.as_deref(), &req.benches)?;
+        let bins = runner::build_benches(req.manifest_path.as_deref(), &req.benches, &req.cargo)?;
         let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
         let path = req.out.join("workspace-archive.tar.gz");
         archive::create(&path, &bins, Some(&exe))?;

@@ -1,5 +1,6 @@
 //! Flag groups several commands share (`#[command(flatten)]`): output format, one GPU, which
-//! baseline, where baselines are, where verdicts go.
+//! baseline, where baselines are, where verdicts go, cargo's build flags; and the parsers of
+//! values several commands take (percentages).
 
 use std::path::PathBuf;
 
@@ -94,5 +95,66 @@ impl VerdictOutputs {
             junit: self.junit.clone(),
             json: self.verdicts_json.clone(),
         }
+    }
+}
+
+/// Cargo's flags for building the bench targets, passed on to `cargo bench --no-run`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CargoBuild {
+    /// Build and run only the bench targets of this package (repeatable; cargo's -p) [default:
+    /// every package of the workspace].
+    #[arg(short = 'p', long = "package", value_name = "SPEC")]
+    pub packages: Vec<String>,
+
+    /// Cargo features to activate when building the bench targets (repeatable; cargo's -F).
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    pub features: Vec<String>,
+
+    /// Cargo profile the bench targets are built with [default: bench].
+    #[arg(long = "profile", value_name = "PROFILE-NAME")]
+    pub cargo_profile: Option<String>,
+
+    /// When cargo colours its build messages: auto, always or never.
+    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
+    pub color: Option<String>,
+}
+
+impl CargoBuild {
+    /// The library's description of the same.
+    pub fn options(&self) -> gpubench::runner::CargoOptions {
+        gpubench::runner::CargoOptions {
+            packages: self.packages.clone(),
+            features: self.features.clone(),
+            profile: self.cargo_profile.clone(),
+            color: self.color.clone(),
+        }
+    }
+}
+
+/// A percentage: `5`, `5%` or `0.5 %`, in [0, 100).
+pub fn percent(s: &str) -> Result<f64, String> {
+    let number = s.trim().trim_end_matches('%').trim_end();
+    let v: f64 = number.parse().map_err(|_| format!("`{s}` is not a percentage (such as 5 or 5%)"))?;
+    if !(v.is_finite() && (0.0..100.0).contains(&v)) {
+        return Err(format!("{s} is not a percentage from 0 up to 100"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent;
+
+    #[test]
+    fn percentages_take_an_optional_percent_sign() {
+        assert_eq!(percent("5"), Ok(5.0));
+        assert_eq!(percent("5%"), Ok(5.0));
+        assert_eq!(percent("0.5 %"), Ok(0.5));
+        assert_eq!(percent("0"), Ok(0.0));
+        assert!(percent("100").is_err());
+        assert!(percent("-1%").is_err());
+        assert!(percent("NaN").is_err());
+        assert!(percent("five").is_err());
+        assert!(percent("%").is_err());
     }
 }

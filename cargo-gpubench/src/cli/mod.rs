@@ -6,8 +6,10 @@ use clap::{Args, Parser, Subcommand};
 
 mod groups;
 mod upgrade;
+#[cfg(test)]
+mod vocabulary;
 
-pub use groups::{BaselineChoice, BaselinePlace, Format, OneDevice, VerdictOutputs};
+pub use groups::{BaselineChoice, BaselinePlace, CargoBuild, Format, OneDevice, VerdictOutputs, percent};
 pub use upgrade::UpgradeArgs;
 
 /// GPU microbenchmarks as criterion benches: memory latency, bandwidth, atomics, with the clocks
@@ -95,12 +97,15 @@ pub struct RunArgs {
     pub benches: Vec<String>,
 
     /// Run the executables of an archive (a .tar.gz from `cargo gpubench archive`, or its unpacked folder) instead of building.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "ARCHIVE")]
     pub archive: Option<PathBuf>,
 
     /// Path to the workspace's Cargo.toml.
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub cargo: CargoBuild,
 
     /// Kill a bench executable that runs longer than this many seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
@@ -164,6 +169,9 @@ pub struct ArchiveArgs {
     /// Archive only these bench targets (repeatable).
     #[arg(long = "bench", value_name = "NAME")]
     pub benches: Vec<String>,
+
+    #[command(flatten)]
+    pub cargo: CargoBuild,
 }
 
 #[derive(Debug, Args)]
@@ -203,9 +211,9 @@ pub struct ChipmapArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Robust z-score beyond which an SM is flagged.
-    #[arg(long, default_value_t = gpubench::report::chipmap::OUTLIER_Z, value_name = "Z")]
-    pub z: f64,
+    /// Robust z-score beyond which an SM is an outlier.
+    #[arg(long, alias = "z", default_value_t = gpubench::report::chipmap::OUTLIER_Z, value_name = "Z")]
+    pub z_limit: f64,
 
     #[command(flatten)]
     pub format: Format,
@@ -456,9 +464,9 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "N")]
     pub fail_recent: Option<usize>,
 
-    /// Smallest step reported, percent; a metric's verdict threshold from gpubench.toml
-    /// applies where larger.
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    /// Smallest change reported, in percent (5 or 5%): a step of a series; a metric's
+    /// threshold from gpubench.toml applies where larger.
+    #[arg(long, value_name = "PERCENT", default_value = "1", value_parser = percent)]
     pub min_effect: f64,
 
     /// Configuration file whose per-metric thresholds set each metric's smallest reported step
@@ -514,14 +522,15 @@ pub struct FleetArgs {
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
 
-    /// Save a class baseline built from the largest group's cards to this file (the file it
-    /// replaces is kept as PATH.previous).
-    #[arg(long, value_name = "PATH")]
-    pub save_baseline: Option<PathBuf>,
+    /// Save the class envelope (a class baseline file, what `health --envelope` reads) built
+    /// from the largest group's cards to this file (the file it replaces is kept as
+    /// PATH.previous).
+    #[arg(long, alias = "save-baseline", value_name = "PATH")]
+    pub save_envelope: Option<PathBuf>,
 
-    /// With --save-baseline: save runs measured beside another GPU process, throttled, given
+    /// With --save-envelope: save runs measured beside another GPU process, throttled, given
     /// twice or of mixed configurations anyway.
-    #[arg(long, requires = "save_baseline")]
+    #[arg(long, requires = "save_envelope")]
     pub force: bool,
 
     /// Print a `scontrol update ... state=drain` line for each node with an outlier card or a
@@ -533,9 +542,9 @@ pub struct FleetArgs {
     #[arg(long, default_value_t = 3.5, value_name = "Z")]
     pub z_limit: f64,
 
-    /// Smallest relative change from the class median called an outlier (per-metric thresholds
-    /// of gpubench.toml widen it).
-    #[arg(long, default_value_t = 0.05, value_name = "FRACTION")]
+    /// Smallest change reported, in percent (5 or 5%): a card's change from the class median;
+    /// a metric's threshold from gpubench.toml applies where larger.
+    #[arg(long, value_name = "PERCENT", default_value = "5", value_parser = percent)]
     pub min_effect: f64,
 
     /// Configuration file [default: the nearest gpubench.toml].
@@ -545,17 +554,17 @@ pub struct FleetArgs {
 
 #[derive(Debug, Args)]
 pub struct HealthArgs {
-    /// GPUs to check: `all`, or CUDA ordinals `0,2,5`.
-    #[arg(long, default_value = "all", value_name = "all|N,N")]
+    /// GPUs to check: `all`, a CUDA ordinal, or a list such as `0,2,5`.
+    #[arg(long, default_value = "all", value_name = "N|all|N,N")]
     pub device: String,
 
-    /// The class envelope: a class baseline file (from `fleet --save-baseline`), a results file,
+    /// The class envelope: a class baseline file (from `fleet --save-envelope`), a results file,
     /// or a folder of results [default: this GPU class's baseline in the baselines folder].
     #[arg(long, value_name = "PATH")]
     pub envelope: Option<PathBuf>,
 
     /// Run the executables of an archive (from `cargo gpubench archive`) instead of building.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "ARCHIVE")]
     pub archive: Option<PathBuf>,
 
     /// Folder for the health runs' results [default: a temporary folder].

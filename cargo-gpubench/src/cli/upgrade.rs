@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{BaselinePlace, Format};
+use super::{BaselinePlace, CargoBuild, Format};
 
 const AFTER_HELP: &str = "\
 Forms:
@@ -124,6 +124,9 @@ pub struct UpgradeArgs {
     /// Path to the workspace's Cargo.toml (for a stack built from the workspace).
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub cargo: CargoBuild,
 
     /// Also write the report as Markdown here (the job's folder always gets upgrade.md).
     #[arg(long, value_name = "PATH")]

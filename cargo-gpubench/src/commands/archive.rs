@@ -6,7 +6,7 @@ use gpubench::runner::{self, archive};
 use crate::cli::ArchiveArgs;
 
 pub fn archive(args: ArchiveArgs) -> Result<i32> {
-    let bins = runner::build_benches(args.manifest_path.as_deref(), &args.benches)?;
+    let bins = runner::build_benches(args.manifest_path.as_deref(), &args.benches, &args.cargo.options())?;
     if bins.is_empty() {
         return Err(Error::Usage("the workspace has no bench targets to archive".into()));
     }

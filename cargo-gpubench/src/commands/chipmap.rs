@@ -7,8 +7,8 @@ use gpubench::results::ResultsDocument;
 use crate::cli::ChipmapArgs;
 
 pub fn chipmap(args: ChipmapArgs) -> Result<i32> {
-    if !(args.z.is_finite() && args.z > 0.0) {
-        return Err(Error::Usage(format!("--z {} must be a positive number", args.z)));
+    if !(args.z_limit.is_finite() && args.z_limit > 0.0) {
+        return Err(Error::Usage(format!("--z-limit must be a positive number, got {}", args.z_limit)));
     }
     let filter = args
         .benchmark
@@ -16,7 +16,7 @@ pub fn chipmap(args: ChipmapArgs) -> Result<i32> {
         .map(|f| regex::Regex::new(f).map_err(|e| Error::Usage(format!("bad --benchmark `{f}`: {e}"))))
         .transpose()?;
     let doc = ResultsDocument::read(&args.results)?;
-    let rows = summaries(&doc, filter.as_ref(), args.z);
+    let rows = summaries(&doc, filter.as_ref(), args.z_limit);
     if rows.is_empty() {
         return Err(Error::Usage(format!(
             "{}: no per-SM maps{} (they come from the latency family of this version)",
@@ -29,7 +29,7 @@ pub fn chipmap(args: ChipmapArgs) -> Result<i32> {
         for b in doc.benchmarks.iter().filter(|b| filter.as_ref().is_none_or(|f| f.is_match(&b.id))) {
             for m in &b.sm_maps {
                 let title = format!("{} {}: {} per SM ({})", doc.gpu.name, short_uuid(&doc.gpu.uuid), b.id, m.metric);
-                write_svg(&dir.join(file_name(&b.id, &m.metric)), &title, m, args.z)?;
+                write_svg(&dir.join(file_name(&b.id, &m.metric)), &title, m, args.z_limit)?;
             }
         }
     }

@@ -21,7 +21,7 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
     // of an upgrade); a class baseline comes from several GPUs' results through `fleet`.
     if args.save_baseline.is_some() && !args.baseline.per_gpu {
         return Err(Error::Usage(
-            "--save-baseline saves one GPU's run; for several GPUs, add --per-gpu (one baseline per card), or save a class baseline from their results with `cargo gpubench fleet DIR --save-baseline PATH`".into(),
+            "--save-baseline saves one GPU's run; for several GPUs, add --per-gpu (one baseline per card), or save a class baseline from their results with `cargo gpubench fleet DIR --save-envelope PATH`".into(),
         ));
     }
     if args.outputs.files().any() {
@@ -45,7 +45,8 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
         }
         None => {
             let ws = runner::workspace(args.manifest_path.as_deref())?;
-            runner::build_benches(args.manifest_path.as_deref(), &args.benches)?;
+            eprintln!("building the bench targets (cargo bench --no-run; cargo's progress follows)");
+            runner::build_benches(args.manifest_path.as_deref(), &args.benches, &args.cargo.options())?;
             (None, ws.target_dir.join("gpubench").join("devices"))
         }
     };

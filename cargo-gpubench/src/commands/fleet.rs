@@ -14,13 +14,14 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
     if !(args.z_limit.is_finite() && args.z_limit > 0.0) {
         return Err(Error::Usage(format!("--z-limit must be a positive number, got {}", args.z_limit)));
     }
-    if !(args.min_effect.is_finite() && (0.0..1.0).contains(&args.min_effect)) {
-        return Err(Error::Usage(format!("--min-effect must lie in [0, 1), got {}", args.min_effect)));
-    }
     let place = BaselinePlace { baseline_dir: None, config: args.config.clone() };
     let config = place.get().config(&judge::current_dir()?)?;
-    let rule =
-        FleetRule { z_limit: args.z_limit, min_effect: args.min_effect, verdict: config.rule, ..FleetRule::default() };
+    let rule = FleetRule {
+        z_limit: args.z_limit,
+        min_effect: args.min_effect / 100.0,
+        verdict: config.rule,
+        ..FleetRule::default()
+    };
     let loaded = fleet::load(&args.paths)?;
     for (path, why) in &loaded.skipped {
         eprintln!("skipped {path}: {why}");
@@ -52,7 +53,7 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
             eprintln!("plot: {}", path.display());
         }
     }
-    if let Some(path) = &args.save_baseline {
+    if let Some(path) = &args.save_envelope {
         let group = rep.groups.first().ok_or_else(|| Error::Usage("no cards to make a baseline of".into()))?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         let (baseline, replaced) = fleet::baseline::save_class_baseline(&loaded, &group.key, path, args.force, now)?;

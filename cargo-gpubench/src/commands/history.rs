@@ -44,9 +44,6 @@ fn import(args: HistoryImportArgs) -> Result<i32> {
 
 fn show(args: HistoryArgs) -> Result<i32> {
     let filter = SeriesFilter::new(args.metric.as_deref(), args.card.as_deref())?;
-    if !(args.min_effect >= 0.0 && args.min_effect.is_finite()) {
-        return Err(Error::Usage("--min-effect must be a percentage of 0 or more".into()));
-    }
     if !(args.penalty > 0.0 && args.penalty.is_finite()) {
         return Err(Error::Usage("--penalty must be a positive number".into()));
     }

@@ -36,6 +36,7 @@ fn request(args: &RunArgs, device: usize) -> Request {
         benches: args.benches.clone(),
         archive: args.archive.clone(),
         manifest_path: args.manifest_path.clone(),
+        cargo: args.cargo.options(),
         output: args.output.clone(),
         timeout: Duration::from_secs(args.timeout),
         discard_throttled: args.discard_throttled,

@@ -71,6 +71,7 @@ fn request(args: &UpgradeArgs) -> JobRequest {
         run_args,
         manifest_path: args.manifest_path.clone(),
         benches: args.benches.clone(),
+        cargo: args.cargo.options(),
         disassemble: !args.no_disassemble,
     }
 }
