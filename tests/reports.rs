@@ -104,13 +104,14 @@ fn markdown_summarises_for_a_ci_step() {
     assert!(md.contains("| driver | 580.159.04 | **590.10.01** |"), "{md}");
     assert!(md.contains("| NVRTC | 13.0 | **13.1** |"));
     assert!(md.contains("Generated code changed: `latency.cu` (PTX, cubin)."));
-    assert!(md.contains("### Not PASS"));
+    assert!(md.contains("### REGRESSED (1)") && md.contains("### Not judged (1)"), "{md}");
+    assert!(md.contains(&format!("| PASS | {} | 0 |", c.counts.pass)), "counts by verdict: {md}");
     let regressed_row =
         md.lines().find(|l| l.starts_with("| **REGRESSED** | `stream/triad`")).expect("a row for the regression");
     assert!(regressed_row.contains("-4.76%"), "{regressed_row}");
     assert!(md.contains(&format!("<details><summary>All {} metrics</summary>", c.metrics.len())));
     // Every table row has the same number of cells.
-    for line in md.lines().filter(|l| l.starts_with("| **") || l.starts_with("| PASS")) {
+    for line in md.lines().filter(|l| l.starts_with("| **") || l.starts_with("| PASS | `")) {
         assert_eq!(line.matches(" | ").count(), 8, "{line}");
     }
 }
