@@ -1,29 +1,33 @@
 #!/usr/bin/env bash
 # The Slurm recipe (deploy/slurm/) against a real one-node Slurm cluster on this machine:
 # munged, slurmctld and slurmd from the distribution's packages, started and stopped here.
-#  1. the job array runs the GPU step; without a GPU it fails cleanly with exit code 3;
+#  1. the GPU job (one task per node, srun) runs the GPU step; without a GPU it fails cleanly
+#     with exit code 3;
 #  2. the dependent fleet job reports the node as failed with that reason and prints its
 #     drain command (without running it);
-#  3. the health check, wired as HealthCheckProgram, drains the node with its no-GPU reason.
-# Skips (exit 0, with the reason) where packages cannot be installed or we are not root.
+#  3. the success path: with a stand-in archive whose GPU step writes a recorded result (the
+#     real CLI still runs the fleet step), the node's run ends 0 and the fleet job reports it
+#     OK and exits 0;
+#  4. the health check, wired as HealthCheckProgram, drains the node with its no-GPU reason.
+# Fails (exit 1, with the reason) where it cannot run: not root, packages that cannot be
+# installed, daemons that do not start. Nothing is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
-skip() { echo "slurm test: SKIPPED: $*"; exit 0; }
 fail() { echo "slurm test: FAILED: $*"; exit 1; }
 
-[ "$(id -u)" = 0 ] || skip "not root (needs to install and start munge and Slurm)"
+[ "$(id -u)" = 0 ] || fail "not root (needs to install and start munge and Slurm)"
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-    command -v apt-get >/dev/null || skip "no apt-get to install slurm-wlm and munge"
+    command -v apt-get >/dev/null || fail "no apt-get to install slurm-wlm and munge"
     export DEBIAN_FRONTEND=noninteractive
     timeout 300 apt-get install -y --no-install-recommends slurm-wlm munge >/tmp/slurm-test-apt.log 2>&1 ||
         { timeout 120 apt-get update >/dev/null 2>&1 &&
           timeout 300 apt-get install -y --no-install-recommends slurm-wlm munge >/tmp/slurm-test-apt.log 2>&1; } ||
-        skip "apt-get install slurm-wlm munge failed (see /tmp/slurm-test-apt.log: $(tail -n 1 /tmp/slurm-test-apt.log))"
+        fail "apt-get install slurm-wlm munge failed (see /tmp/slurm-test-apt.log: $(tail -n 1 /tmp/slurm-test-apt.log))"
 fi
 if [ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] || [ -e /usr/lib64/libcuda.so.1 ]; then
-    skip "this machine has a CUDA driver: the test expects the no-GPU failure"
+    fail "this machine has a CUDA driver: the test expects the no-GPU failure"
 fi
 
 cargo build -q -p cargo-gpubench || fail "cargo build"
@@ -52,7 +56,7 @@ chmod 700 "$work/munge"; chmod 755 "$work/munge-run"; chmod 400 "$work/munge/mun
 sock="$work/munge-run/munge.socket"
 runuser -u munge -- munged --key-file="$work/munge/munge.key" --socket="$sock" \
     --pid-file="$work/munge/munged.pid" --log-file="$work/munge/munged.log" --seed-file="$work/munge/seed" ||
-    skip "munged does not start here ($(tail -n 1 "$work/munge/munged.log" 2>/dev/null))"
+    fail "munged does not start here ($(tail -n 1 "$work/munge/munged.log" 2>/dev/null))"
 
 cpus=$(nproc)
 mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
@@ -101,18 +105,25 @@ for _ in $(seq 30); do
 done
 sinfo -h -o %T | grep -qE '^(idle|mixed)' || fail "the node did not come up: $(sinfo 2>&1); $(tail -n 5 "$work/slurmd.log")"
 
-# 1 and 2: the array (one node, one GPU) and the dependent fleet job.
-out=$(deploy/slurm/submit.sh 1 "$work/archive" "$work/shared" 1) || fail "submit: $out"
-echo "$out"
-fleet_job=$(echo "$out" | sed -n 's/.*fleet job \([0-9]*\).*/\1/p')
-for _ in $(seq 120); do
-    state=$(scontrol show job "$fleet_job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-    case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-    sleep 1
-done
-echo "fleet job $fleet_job: $state"
+# Submits the recipe (one node, one GPU) with ARCHIVE into SHARED and waits for the fleet job;
+# sets $state to how it ended.
+run_recipe() {
+    local out fleet_job
+    out=$(deploy/slurm/submit.sh 1 "$1" "$2" 1) || fail "submit: $out"
+    echo "$out"
+    fleet_job=$(echo "$out" | sed -n 's/.*fleet job \([0-9]*\).*/\1/p')
+    for _ in $(seq 120); do
+        state=$(scontrol show job "$fleet_job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+        case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+        sleep 1
+    done
+    echo "fleet job $fleet_job: $state"
+}
+
+# 1 and 2: the GPU job (no GPU here) and the dependent fleet job.
+run_recipe "$work/archive" "$work/shared"
 node_json="$work/shared/$host/node.json"
-[ -f "$node_json" ] || fail "no $node_json (array job output: $(cat "$work"/shared/gpubench-*.out 2>/dev/null))"
+[ -f "$node_json" ] || fail "no $node_json (GPU job output: $(cat "$work"/shared/gpubench-*.out 2>/dev/null))"
 cat "$node_json"
 grep -q '"exit_code":3' "$node_json" || fail "the GPU step did not fail with the no-GPU exit code 3"
 grep -q '"reason":"no CUDA' "$node_json" || fail "the node status lacks the no-GPU reason"
@@ -124,6 +135,34 @@ grep -q "scontrol update 'nodename=$host' state=drain 'reason=gpubench: run fail
     fail "the fleet report does not print the drain command"
 [ "$state" = FAILED ] || fail "the fleet job should end FAILED (exit 9), it ended $state"
 sinfo -h -o %T | grep -qE '^(idle|mixed)' || fail "the fleet job drained the node: it must only print the command"
+
+# 3: the success path. The stand-in archive's CLI writes a recorded run for the GPU step and
+# hands every other command (the fleet step) to the real CLI.
+mkdir -p "$work/archive-ok/bin" "$work/shared-ok"
+cp "$repo/tests/fixtures/recorded/h100-default.json.gz" "$work/archive-ok/recorded.json.gz"
+cat >"$work/archive-ok/bin/cargo-gpubench" <<SH
+#!/usr/bin/env bash
+# Stand-in GPU step: the recorded run as this node's result.
+[ "\$1" = fleet ] && exec "$work/archive/bin/cargo-gpubench" "\$@"
+out=""
+while [ \$# -gt 0 ]; do
+    [ "\$1" = -o ] && out=\$2
+    shift
+done
+[ -n "\$out" ] || { echo "error: stand-in needs -o DIR" >&2; exit 2; }
+gzip -dc "$work/archive-ok/recorded.json.gz" >"\$out/recorded-run.json"
+SH
+chmod +x "$work/archive-ok/bin/cargo-gpubench"
+run_recipe "$work/archive-ok" "$work/shared-ok"
+cat "$work/shared-ok/$host/node.json" 2>/dev/null
+grep -q '"exit_code":0' "$work/shared-ok/$host/node.json" ||
+    fail "the stand-in GPU step did not end 0 ($(cat "$work"/shared-ok/gpubench-*.out 2>/dev/null))"
+report="$work/shared-ok/fleet.txt"
+[ -f "$report" ] || fail "the fleet job wrote no report ($(cat "$work"/shared-ok/gpubench-fleet-*.out 2>/dev/null))"
+cat "$report"
+grep -q "1 cards in 1 groups: 0 outlier cards, 0 failed nodes" "$report" || fail "the fleet report does not find the node OK"
+grep -q "scontrol update" "$report" && fail "the fleet report asks to drain a node that is OK"
+[ "$state" = COMPLETED ] || fail "the fleet job of an OK node should end COMPLETED (exit 0), it ended $state"
 
 # 3: the health check as HealthCheckProgram drains the node with its no-GPU reason.
 cat >"$work/health.env" <<ENV
@@ -154,4 +193,4 @@ case "$reason" in
     "gpubench health: no CUDA"*) ;;
     *) fail "drain reason is '$reason', expected the no-GPU reason" ;;
 esac
-echo "slurm test: PASSED (array step exit 3, fleet reports the failed node, health check drained $host: $reason)"
+echo "slurm test: PASSED (GPU step exit 3, fleet reports the failed node; stand-in GPU step OK, fleet reports the node OK; health check drained $host: $reason)"

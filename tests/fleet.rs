@@ -269,9 +269,12 @@ fn reports_in_every_format_name_the_outlier() {
     let rep = analyse(&l, &rule());
     let md = report::markdown(&rep);
     assert!(md.contains(&format!("`{CARD3}`")) && md.contains("| node7 | 3 |"));
-    let xml = report::junit(&rep);
-    assert!(xml.contains("tests=\"4\" failures=\"2\""), "{xml}");
-    assert_eq!(xml.matches("<failure").count(), 2);
+    let xml = gpubench::report::junit::fleet(&rep);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), 4, "{xml}");
+    assert_eq!(doc.descendants().filter(|n| n.has_tag_name("failure")).count(), 2);
+    assert_eq!(doc.root_element().attribute("failures"), Some("2"));
     let json: serde_json::Value = serde_json::from_str(&report::json(&rep)).unwrap();
     assert_eq!(json["groups"][0]["cards"].as_array().unwrap().len(), 3);
     assert_eq!(json["failed_nodes"][0]["host"], "node7");

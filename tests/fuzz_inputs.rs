@@ -391,7 +391,7 @@ fn every_reader(path: &Path) {
     let _ = gpubench::dissect::read_sweeps(&p);
     let _ = gpubench::fleet::load(one).map(|l| {
         let rep = gpubench::fleet::analyse(&l, &gpubench::fleet::FleetRule::default());
-        let _ = (gpubench::fleet::report::drain_commands(&rep), gpubench::fleet::report::junit(&rep));
+        let _ = (gpubench::fleet::report::drain_commands(&rep), gpubench::report::junit::fleet(&rep));
     });
 }
 

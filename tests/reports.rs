@@ -1,6 +1,9 @@
 //! The verdict reports (terminal, Markdown, JUnit XML, JSON) of a comparison of recorded H200
 //! results with an injected regression, a throttled benchmark and a stack upgrade.
 
+#[path = "support/junit_xml.rs"]
+mod junit_xml;
+
 use std::path::Path;
 
 use gpubench::report::{TableOptions, comparison_json, junit, markdown, verdict_report};
@@ -101,13 +104,14 @@ fn markdown_summarises_for_a_ci_step() {
     assert!(md.contains("| driver | 580.159.04 | **590.10.01** |"), "{md}");
     assert!(md.contains("| NVRTC | 13.0 | **13.1** |"));
     assert!(md.contains("Generated code changed: `latency.cu` (PTX, cubin)."));
-    assert!(md.contains("### Not PASS"));
+    assert!(md.contains("### REGRESSED (1)") && md.contains("### Not judged (1)"), "{md}");
+    assert!(md.contains(&format!("| PASS | {} | 0 |", c.counts.pass)), "counts by verdict: {md}");
     let regressed_row =
         md.lines().find(|l| l.starts_with("| **REGRESSED** | `stream/triad`")).expect("a row for the regression");
     assert!(regressed_row.contains("-4.76%"), "{regressed_row}");
     assert!(md.contains(&format!("<details><summary>All {} metrics</summary>", c.metrics.len())));
     // Every table row has the same number of cells.
-    for line in md.lines().filter(|l| l.starts_with("| **") || l.starts_with("| PASS")) {
+    for line in md.lines().filter(|l| l.starts_with("| **") || l.starts_with("| PASS | `")) {
         assert_eq!(line.matches(" | ").count(), 8, "{line}");
     }
 }
@@ -115,15 +119,17 @@ fn markdown_summarises_for_a_ci_step() {
 #[test]
 fn junit_has_one_case_per_metric_and_fails_the_regression() {
     let c = comparison();
-    let x = junit(&c);
-    assert!(x.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpubench\""));
-    assert_eq!(x.matches("<testcase ").count(), c.metrics.len());
-    assert_eq!(x.matches("<failure ").count(), 1);
-    assert_eq!(x.matches("<skipped ").count(), 1);
-    assert!(x.contains(&format!("tests=\"{}\" failures=\"1\" errors=\"0\" skipped=\"1\"", c.metrics.len())));
-    assert!(x.contains("<testcase classname=\"gpubench.stream\" name=\"stream/triad:bandwidth\" time=\"0\">\n      <failure type=\"REGRESSED\" message=\"REGRESSED: -4.76%"));
-    assert!(x.contains("property name=\"stack\" value=\"driver 580.159.04 -&gt; 590.10.01, NVRTC 13.0 -&gt; 13.1\""));
-    assert_well_formed(&x);
+    let read = junit_xml::cases(&junit(&c));
+    assert_eq!(read.len(), c.metrics.len());
+    assert_eq!(junit_xml::tally(&read, "failure:REGRESSED"), 1);
+    assert_eq!(junit_xml::tally(&read, "skipped"), 1);
+    let triad = read.iter().find(|r| r.name == "stream/triad:bandwidth").unwrap();
+    assert_eq!((triad.classname.as_str(), triad.outcome.as_str()), ("gpubench.stream", "failure:REGRESSED"));
+    assert!(triad.message.starts_with("REGRESSED: -4.76%"), "{}", triad.message);
+    let xml = junit(&c);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let stack = doc.descendants().find(|n| n.attribute("name") == Some("stack")).unwrap();
+    assert_eq!(stack.attribute("value"), Some("driver 580.159.04 -> 590.10.01, NVRTC 13.0 -> 13.1"));
 }
 
 #[test]
@@ -140,24 +146,6 @@ fn json_carries_every_verdict_and_the_rule() {
     assert_eq!(triad["better"], "higher");
     assert!(triad["ci"]["hi"].as_f64().unwrap() < 0.98);
     assert_eq!(v["upgrade"]["kernels"].as_array().unwrap().len(), 4);
-}
-
-/// Tags open and close in order (enough to catch a broken writer; the text is escaped).
-fn assert_well_formed(xml: &str) {
-    let mut stack: Vec<String> = Vec::new();
-    let mut rest = xml.split_once("?>").unwrap().1;
-    while let Some(start) = rest.find('<') {
-        let end = rest[start..].find('>').unwrap() + start;
-        let tag = &rest[start + 1..end];
-        if let Some(name) = tag.strip_prefix('/') {
-            assert_eq!(stack.pop().as_deref(), Some(name), "mismatched </{name}>");
-        } else if !tag.ends_with('/') {
-            stack.push(tag.split_whitespace().next().unwrap().to_string());
-        }
-        assert!(!tag[1..].contains('<'), "unescaped < in {tag}");
-        rest = &rest[end + 1..];
-    }
-    assert!(stack.is_empty(), "unclosed {stack:?}");
 }
 
 /// A default run judged against the committed H100 class baseline (307 metrics, with every

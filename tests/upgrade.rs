@@ -3,6 +3,9 @@
 //! judgement of recorded runs (two runs of a committed baseline card as A; copies of them,
 //! shifted or with another cubin, as B), through the job's folder as `--from` reads it.
 
+#[path = "support/junit_xml.rs"]
+mod junit_xml;
+
 use std::path::{Path, PathBuf};
 
 use gpubench::baseline::{RunsFile, Store};
@@ -173,8 +176,24 @@ fn a_slower_b_with_the_same_cubins_is_not_a_compiler_change() {
     assert!(metrics.iter().all(|m| m["code"]["verdict"].is_string()), "a code field on every metric");
     let triad = metrics.iter().find(|m| m["benchmark"] == "stream/triad").unwrap();
     assert_eq!(triad["code"]["verdict"], "identical");
-    let junit = report::junit(&r);
-    assert!(junit.contains("type=\"REGRESSED_SAME_CODE\""), "{junit}");
+    let read = junit_xml::cases(&gpubench::report::junit::upgrade(&r));
+    assert_eq!(read.len(), r.cards[0].comparison.as_ref().unwrap().metrics.len());
+    let triad = read.iter().find(|c| c.name == "stream/triad:bandwidth").unwrap();
+    assert_eq!(triad.outcome, "failure:REGRESSED_SAME_CODE");
+    assert_eq!(junit_xml::tally(&read, "failure:REGRESSED_SAME_CODE"), 1);
+    // Hostile text in a card's name and a reason stays text.
+    let mut hostile = r.clone();
+    hostile.cards[0].name = junit_xml::NASTY.into();
+    let m = hostile.cards[0].comparison.as_mut().unwrap().metrics.iter_mut().find(|m| m.benchmark == "stream/triad");
+    m.unwrap().reason = junit_xml::NASTY.into();
+    let xml = gpubench::report::junit::upgrade(&hostile);
+    let read = junit_xml::cases(&xml);
+    let triad = read.iter().find(|c| c.name == "stream/triad:bandwidth").unwrap();
+    assert!(triad.outcome == "failure:REGRESSED_SAME_CODE" && junit_xml::survives(&triad.message), "{triad:?}");
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert!(junit_xml::survives(
+        doc.descendants().find(|n| n.attribute("name") == Some("gpu")).unwrap().attribute("value").unwrap()
+    ));
     assert!(report::markdown(&r).contains("machine code identical: not a compiler change"));
     let text = report::terminal(&r, false);
     assert!(text.contains("│ code") || text.contains("code "), "{text}");
@@ -194,7 +213,8 @@ fn a_slower_b_with_another_cubin_is_a_code_change_named_by_its_inner_loop() {
     let code = r.cards[0].code_of("stream/triad:bandwidth").unwrap();
     assert_eq!(code.verdict, CodeVerdict::Changed, "{}", code.line);
     assert_eq!(r.exit_code(), exit::REGRESSION);
-    assert!(report::junit(&r).contains("type=\"REGRESSED_CODE_CHANGED\""));
+    let read = junit_xml::cases(&gpubench::report::junit::upgrade(&r));
+    assert_eq!(junit_xml::tally(&read, "failure:REGRESSED_CODE_CHANGED"), 1);
 
     // With both stacks' listings: the triad's inner loop changed; the scale kernel's did not.
     for side in ["a", "b"] {
@@ -229,7 +249,10 @@ fn a_card_without_runs_of_a_stack_is_not_judged() {
     assert_eq!(r.outcome, Outcome::NotJudged);
     assert_eq!(r.exit_code(), exit::NOT_JUDGED);
     assert!(r.cards[0].not_judged.as_deref().unwrap().contains("no runs of stack B"));
-    assert!(report::junit(&r).contains("type=\"NOT_JUDGED\""));
+    let read = junit_xml::cases(&gpubench::report::junit::upgrade(&r));
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].outcome, "error:NOT_JUDGED");
+    assert!(read[0].message.contains("no runs of stack B"), "{:?}", read[0]);
 }
 
 /// A stack whose CLI is a script: it logs its stack, folder and loader path, and copies the

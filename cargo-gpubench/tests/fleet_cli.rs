@@ -162,9 +162,24 @@ fn device_selections_are_checked_before_anything_runs() {
     }
 }
 
+fn c_image(spec: &serde_yaml::Value) -> &str {
+    spec["containers"][0]["image"].as_str().unwrap()
+}
+
 fn yaml_docs(name: &str) -> Vec<serde_yaml::Value> {
     let text = std::fs::read_to_string(repo().join("deploy/kubernetes").join(name)).unwrap();
     serde_yaml::Deserializer::from_str(&text).map(|d| serde::Deserialize::deserialize(d).unwrap()).collect()
+}
+
+/// Whether a pod spec tolerates the `nvidia.com/gpu` NoSchedule taint GPU nodes commonly carry.
+fn tolerates_gpu_taint(spec: &serde_yaml::Value) -> bool {
+    spec["tolerations"].as_sequence().is_some_and(|ts| {
+        ts.iter().any(|t| {
+            t["key"] == "nvidia.com/gpu"
+                && t["effect"] == "NoSchedule"
+                && (t["operator"] == "Exists" || t["operator"].is_null() && t["value"].is_string())
+        })
+    })
 }
 
 #[test]
@@ -177,6 +192,9 @@ fn kubernetes_job_runs_the_readme_archive_command_on_every_gpu_node() {
     assert_eq!(job["kind"], "Job");
     let spec = &job["spec"]["template"]["spec"];
     assert_eq!(spec["nodeSelector"]["nvidia.com/gpu.present"], "true");
+    assert!(tolerates_gpu_taint(spec), "the GPU pods tolerate the nvidia.com/gpu taint");
+    assert_eq!(c_image(spec), "registry.example.com/gpubench-archive:latest");
+    assert_eq!(spec["containers"][0]["command"][0], "/bin/sh");
     assert_eq!(
         spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"],
         "kubernetes.io/hostname"
@@ -215,6 +233,7 @@ fn kubernetes_health_check_fits_any_node_and_holds_no_gpu_while_idle() {
     // nothing while it sleeps.
     let resources = serde_yaml::to_string(&container["resources"]).unwrap();
     assert!(!resources.contains("nvidia.com/gpu"), "{resources}");
+    assert!(tolerates_gpu_taint(pod), "the scheduler pod runs on tainted GPU nodes too");
     let script = container["args"][0].as_str().unwrap();
     // Each pass: a Job pinned to the node that requests what the node has, then released.
     assert!(script.contains("jsonpath='{.status.allocatable.nvidia\\.com/gpu}'"), "{script}");
@@ -230,6 +249,10 @@ fn kubernetes_health_check_fits_any_node_and_holds_no_gpu_while_idle() {
     let spec = &job["spec"]["template"]["spec"];
     assert_eq!(spec["nodeSelector"]["kubernetes.io/hostname"], "n1");
     assert_eq!(spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], 4);
+    assert!(tolerates_gpu_taint(spec), "the check's Job tolerates the nvidia.com/gpu taint");
+    assert_eq!(c_image(spec), "img");
+    let command = spec["containers"][0]["command"].as_sequence().unwrap();
+    assert!(command[2].as_str().unwrap().contains("cargo-gpubench health --archive gpubench-archive"));
     assert_eq!(job["spec"]["activeDeadlineSeconds"], 1800);
     let rules = serde_yaml::to_string(&docs[1]["rules"]).unwrap();
     assert!(rules.contains("jobs") && rules.contains("create") && rules.contains("pods/log"), "{rules}");
@@ -239,14 +262,19 @@ fn kubernetes_health_check_fits_any_node_and_holds_no_gpu_while_idle() {
 #[test]
 fn slurm_scripts_parse_and_use_the_archive_on_every_gpu() {
     let dir = repo().join("deploy/slurm");
-    for f in ["gpubench-node.sh", "gpubench-array.sbatch", "gpubench-fleet.sbatch", "submit.sh", "health-check.sh"] {
+    for f in ["gpubench-node.sh", "gpubench-nodes.sbatch", "gpubench-fleet.sbatch", "submit.sh", "health-check.sh"] {
         let o = Command::new("bash").arg("-n").arg(dir.join(f)).output().unwrap();
         assert!(o.status.success(), "{f}: {}", err(&o));
     }
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
     assert!(read("gpubench-node.sh").contains("--archive \"$archive\" --device all -o \"$out\""));
-    assert!(read("gpubench-array.sbatch").contains("#SBATCH --gres=gpu:"));
-    assert!(read("submit.sh").contains("--dependency=afterany:"));
+    let gpu_job = read("gpubench-nodes.sbatch");
+    assert!(gpu_job.contains("#SBATCH --gres=gpu:") && gpu_job.contains("#SBATCH --ntasks-per-node=1"));
+    // One job of whole nodes, one task per node: no two runs on one node.
+    assert!(!gpu_job.contains("--array") && gpu_job.contains("srun ") && gpu_job.contains("--ntasks-per-node=1"));
+    let submit = read("submit.sh");
+    assert!(submit.contains("--dependency=afterany:") && submit.contains("--nodes=\"$nodes\" --ntasks-per-node=1"));
+    assert!(!submit.contains("--array"));
     assert!(read("gpubench-fleet.sbatch").contains("fleet \"$shared\" --drain-commands"));
     assert!(read("health-check.sh").contains("health --drain"));
     assert!(read("slurm.conf.example").contains("HealthCheckProgram="));

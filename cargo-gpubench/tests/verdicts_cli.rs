@@ -104,6 +104,11 @@ fn a_regression_exits_1_and_writes_every_report() {
         serde_json::from_slice(&std::fs::read(dir.path().join("out/verdicts.json")).unwrap()).unwrap();
     assert_eq!(json["counts"]["regressed"], 1);
     assert!(stderr(&o).contains("wrote out/junit.xml"));
+    // The HTML page lands next to the JSON.
+    let page = std::fs::read_to_string(dir.path().join("out/verdicts.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("<table id=\"verdicts\">"));
+    assert!(page.contains("<tr class=\"regressed\"><td>REGRESSED</td><td>stream/triad</td>"), "{page}");
+    assert!(stderr(&o).contains("wrote out/verdicts.html"));
 }
 
 #[test]

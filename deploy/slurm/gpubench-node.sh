@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU step of the fleet recipe: measure every GPU of this node with the archive and write
 # <shared>/<host>/<UUID>.json per GPU plus <shared>/<host>/node.json (how the run ended).
-# Runs under Slurm (gpubench-array.sbatch) or by hand on any GPU node:
+# Runs under Slurm (gpubench-nodes.sbatch, once per node) or by hand on any GPU node:
 #   deploy/slurm/gpubench-node.sh ARCHIVE_DIR SHARED_DIR [extra cargo-gpubench arguments]
 # ARCHIVE_DIR is the unpacked `cargo gpubench archive` (it holds bin/cargo-gpubench).
 # Exits with the run's exit code (0 ok, 1 regression, 3 no GPU, ...; README "Exit codes").

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Submits the fleet recipe: an array of NODES tasks (one per GPU node, GPUS_PER_NODE GPUs
-# each), then the fleet report as a job that runs after all of them, however they ended.
+# Submits the fleet recipe: one job of NODES whole GPU nodes (GPUS_PER_NODE GPUs each) that
+# runs the GPU step once per node, then the fleet report as a job that runs after it, however
+# it ended.
 #   deploy/slurm/submit.sh NODES ARCHIVE_DIR SHARED_DIR [GPUS_PER_NODE] [extra sbatch arguments]
 set -euo pipefail
 if [ $# -lt 3 ]; then
@@ -15,10 +16,10 @@ shift $(($# >= 4 ? 4 : 3))
 here=$(dirname "$(readlink -f "$0")")
 mkdir -p "$shared"
 env="ALL,GPUBENCH_ARCHIVE=$archive,GPUBENCH_SHARED=$shared,GPUBENCH_DEPLOY=$here"
-array=$(sbatch --parsable --array=0-$((nodes - 1)) --gres=gpu:"$gpus" --chdir="$shared" --export="$env" "$@" \
-    "$here/gpubench-array.sbatch")
-array=${array%%;*}
-fleet=$(sbatch --parsable --dependency=afterany:"$array" --chdir="$shared" --export="$env" "$@" \
+gpu=$(sbatch --parsable --nodes="$nodes" --ntasks-per-node=1 --gres=gpu:"$gpus" --chdir="$shared" --export="$env" "$@" \
+    "$here/gpubench-nodes.sbatch")
+gpu=${gpu%%;*}
+fleet=$(sbatch --parsable --dependency=afterany:"$gpu" --chdir="$shared" --export="$env" "$@" \
     "$here/gpubench-fleet.sbatch")
 fleet=${fleet%%;*}
-echo "array job $array, fleet job $fleet; report: $shared/fleet.txt"
+echo "GPU job $gpu ($nodes nodes), fleet job $fleet; report: $shared/fleet.txt"

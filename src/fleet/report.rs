@@ -1,5 +1,5 @@
-//! Presenting a fleet report: terminal tables, Markdown, JUnit XML, JSON, and the Slurm drain
-//! commands for the nodes that need attention.
+//! Presenting a fleet report: terminal tables, Markdown, JSON (JUnit XML is
+//! `report::junit::fleet`), and the Slurm drain commands for the nodes that need attention.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
@@ -149,60 +149,6 @@ pub fn markdown(report: &FleetReport) -> String {
         }
     }
     md
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-/// JUnit XML: one test case per card (an outlier fails) and per failed node.
-pub fn junit(report: &FleetReport) -> String {
-    let cards: usize = report.groups.iter().map(|g| g.cards.len()).sum();
-    let tests = cards + report.failed_nodes.len();
-    let failures = report.outliers().count() + report.failed_nodes.len();
-    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    x.push_str(&format!("<testsuites name=\"gpubench.fleet\" tests=\"{tests}\" failures=\"{failures}\">\n"));
-    for g in &report.groups {
-        let f = g.cards.iter().filter(|c| c.outlier).count();
-        x.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\">\n",
-            esc(&g.key.describe()),
-            g.cards.len()
-        ));
-        for c in &g.cards {
-            let name = format!("{} ({})", c.uuid, c.hosts.join(","));
-            if c.outlier {
-                x.push_str(&format!(
-                    "    <testcase classname=\"fleet\" name=\"{}\"><failure message=\"{}\"/></testcase>\n",
-                    esc(&name),
-                    esc(&card_reason(c))
-                ));
-            } else if !g.judged {
-                x.push_str(&format!(
-                    "    <testcase classname=\"fleet\" name=\"{}\"><skipped message=\"too few cards\"/></testcase>\n",
-                    esc(&name)
-                ));
-            } else {
-                x.push_str(&format!("    <testcase classname=\"fleet\" name=\"{}\"/>\n", esc(&name)));
-            }
-        }
-        x.push_str("  </testsuite>\n");
-    }
-    if !report.failed_nodes.is_empty() {
-        let n = report.failed_nodes.len();
-        x.push_str(&format!("  <testsuite name=\"nodes\" tests=\"{n}\" failures=\"{n}\">\n"));
-        for node in &report.failed_nodes {
-            x.push_str(&format!(
-                "    <testcase classname=\"nodes\" name=\"{}\"><failure message=\"exit {}: {}\"/></testcase>\n",
-                esc(&node.host),
-                node.exit_code,
-                esc(&node.reason)
-            ));
-        }
-        x.push_str("  </testsuite>\n");
-    }
-    x.push_str("</testsuites>\n");
-    x
 }
 
 /// The report as pretty JSON.

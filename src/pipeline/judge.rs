@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::baseline::{BaselineKey, RunsFile, SaveMode, Store, validate_name};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::report::{comparison_json, junit, markdown};
+use crate::report::{comparison_json, html, junit, markdown};
 use crate::results::{GpuIdentity, ResultsDocument, write_atomic};
 use crate::verdict::{Comparison, NoiseModel, Side, check_comparable, compare};
 
@@ -48,18 +48,27 @@ pub struct ReportFiles {
     pub junit: Option<PathBuf>,
     /// JSON.
     pub json: Option<PathBuf>,
+    /// One self-contained HTML page [default: next to `json`, with the extension `.html`].
+    pub html: Option<PathBuf>,
 }
 
 impl ReportFiles {
     /// Whether any file is asked for.
     pub fn any(&self) -> bool {
-        self.markdown.is_some() || self.junit.is_some() || self.json.is_some()
+        self.markdown.is_some() || self.junit.is_some() || self.json.is_some() || self.html.is_some()
+    }
+
+    /// Where the HTML page goes: `html`, else next to the JSON (`verdicts.json` ->
+    /// `verdicts.html`).
+    pub fn html_path(&self) -> Option<PathBuf> {
+        self.html.clone().or_else(|| self.json.as_ref().map(|j| j.with_extension("html")))
     }
 
     /// Writes the requested report files, telling `obs` about each.
     pub fn write(&self, c: &Comparison, obs: &mut dyn Observer) -> Result<()> {
-        let files: [(&Option<PathBuf>, fn(&Comparison) -> String); 3] =
-            [(&self.markdown, markdown), (&self.junit, junit), (&self.json, comparison_json)];
+        let html_path = self.html_path();
+        let files: [(&Option<PathBuf>, fn(&Comparison) -> String); 4] =
+            [(&self.markdown, markdown), (&self.junit, junit), (&self.json, comparison_json), (&html_path, html)];
         for (path, render) in files {
             if let Some(path) = path {
                 write_atomic(path, render(c).as_bytes())?;

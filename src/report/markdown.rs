@@ -11,6 +11,7 @@ pub fn markdown(c: &Comparison) -> String {
     let status = if c.regressed() { "REGRESSED" } else { "no regression" };
     s.push_str(&format!("## gpubench: {status}\n\n"));
     s.push_str(&format!("**{}** of {} metrics and facts.\n\n", c.counts.line(), c.metrics.len() + c.facts.len()));
+    s.push_str(&counts_table(c));
     s.push_str(&format!("Compared with a {}.\n\n", escape(&c.baseline_kind.describe())));
     s.push_str(&format!("Detectable effects: {}.\n\n", c.sensitivity().line()));
 
@@ -45,27 +46,101 @@ pub fn markdown(c: &Comparison) -> String {
         s.push_str(&format!("Family judged as a whole: **{}** {}.\n\n", f.verdict.label(), escape(&f.reason)));
     }
 
-    let notable: Vec<&MetricVerdict> = sorted(&c.metrics).into_iter().filter(|m| m.verdict != Verdict::Pass).collect();
-    let notable_facts: Vec<_> = c.facts.iter().filter(|f| f.verdict != Verdict::Pass).collect();
-    if notable.is_empty() && notable_facts.is_empty() {
-        s.push_str("Every metric PASS.\n\n");
-    } else {
-        s.push_str("### Not PASS\n\n");
-        metric_table(&mut s, &notable);
-        for f in notable_facts {
+    s.push_str(&sections(c, s.len()));
+    s
+}
+
+/// The verdicts in the order a reader needs them.
+const ORDER: [Verdict; 6] = [
+    Verdict::Regressed,
+    Verdict::Improved,
+    Verdict::Inconclusive,
+    Verdict::NotMeasured,
+    Verdict::Insensitive,
+    Verdict::Pass,
+];
+
+/// "| verdict | metrics | facts |", one row per verdict that occurs.
+fn counts_table(c: &Comparison) -> String {
+    let mut t = String::from("| verdict | metrics | facts |\n| --- | ---: | ---: |\n");
+    for v in ORDER {
+        let metrics = c.metrics.iter().filter(|m| m.verdict == v).count();
+        let facts = c.facts.iter().filter(|f| f.verdict == v).count();
+        if metrics + facts > 0 {
+            t.push_str(&format!("| {} | {metrics} | {facts} |\n", v.label()));
+        }
+    }
+    t.push('\n');
+    t
+}
+
+/// Where every metric is when the summary leaves some out.
+const POINTER: &str =
+    "Every metric, with its numbers, is in the JSON (`--verdicts-json`) and the HTML page written next to it.";
+
+/// The metric sections after `used` characters: REGRESSED, IMPROVED and the verdicts that do
+/// not judge (INCONCLUSIVE, NOT MEASURED, INSENSITIVE) each as a full table; a section that
+/// would pass [`MAX_MARKDOWN_CHARS`] becomes one short line per metric (REGRESSED always keeps
+/// its metrics, the others are then only counted); the table of all metrics comes last, folded,
+/// when it still fits.
+fn sections(c: &Comparison, used: usize) -> String {
+    // Room kept for the facts, the pointer and the notes of what was left out.
+    let reserve = 2_000 + 200 * c.facts.iter().filter(|f| f.verdict != Verdict::Pass).count();
+    let budget = MAX_MARKDOWN_CHARS.saturating_sub(used + reserve);
+    let mut s = String::new();
+    let mut left_out = false;
+    let groups: [(&str, &[Verdict]); 3] = [
+        ("REGRESSED", &[Verdict::Regressed]),
+        ("IMPROVED", &[Verdict::Improved]),
+        ("Not judged", &[Verdict::Inconclusive, Verdict::NotMeasured, Verdict::Insensitive]),
+    ];
+    for (title, verdicts) in groups {
+        let rows: Vec<&MetricVerdict> =
+            sorted(&c.metrics).into_iter().filter(|m| verdicts.contains(&m.verdict)).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut full = format!("### {title} ({})\n\n", rows.len());
+        metric_table(&mut full, &rows);
+        full.push('\n');
+        if s.len() + full.len() <= budget {
+            s.push_str(&full);
+            continue;
+        }
+        let mut short = format!("### {title} ({}, one line each)\n\n", rows.len());
+        for m in &rows {
+            short.push_str(&format!("- **{}** `{}` {}\n", m.verdict.label(), escape(&m.key()), change_text(m)));
+        }
+        short.push('\n');
+        if verdicts.contains(&Verdict::Regressed) || s.len() + short.len() <= budget {
+            s.push_str(&short);
+        } else {
+            s.push_str(&format!("### {title} ({})\n\nLeft out to fit a pull-request comment.\n\n", rows.len()));
+        }
+        left_out = true;
+    }
+    let facts: Vec<_> = c.facts.iter().filter(|f| f.verdict != Verdict::Pass).collect();
+    if !facts.is_empty() {
+        s.push_str("### Facts not PASS\n\n");
+        for f in facts {
             s.push_str(&format!("- **{}** fact `{}`: {}\n", f.verdict.label(), escape(&f.name), escape(&f.reason)));
         }
         s.push('\n');
     }
+    if c.metrics.iter().all(|m| m.verdict == Verdict::Pass) && c.facts.iter().all(|f| f.verdict == Verdict::Pass) {
+        s.push_str("Every metric PASS.\n\n");
+    }
     let mut all = format!("<details><summary>All {} metrics</summary>\n\n", c.metrics.len());
     metric_table(&mut all, &c.metrics.iter().collect::<Vec<_>>());
     all.push_str("\n</details>\n");
-    if s.len() + all.len() <= MAX_MARKDOWN_CHARS {
+    if s.len() + all.len() <= budget {
         s.push_str(&all);
     } else {
+        left_out = true;
+    }
+    if left_out {
         s.push_str(&format!(
-            "The table of all {} metrics is left out to keep this summary under {MAX_MARKDOWN_CHARS} characters (what a pull-request comment or a step summary takes): `--verdicts-json` writes every metric.\n",
-            c.metrics.len()
+            "Some tables are shortened to keep this summary under {MAX_MARKDOWN_CHARS} characters (what a pull-request comment or a step summary takes). {POINTER}\n"
         ));
     }
     s

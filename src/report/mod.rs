@@ -1,4 +1,4 @@
-//! Reports for people (tables, Markdown) and machines (JSON, JUnit XML). Pure functions over
+//! Reports for people (tables, Markdown, an HTML page) and machines (JSON, JUnit XML). Pure functions over
 //! the results and comparison types: no I/O, no GPU.
 
 pub mod baseline;
@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod chipmap;
 pub mod device;
 pub mod header;
+pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod table;
@@ -15,6 +16,7 @@ pub use baseline::{baseline_list_table, baseline_report};
 pub use calibration::calibration_markdown;
 pub use device::{info_table, load_table, ramp_table};
 pub use header::{header_lines, utc_time};
+pub use html::html;
 pub use junit::junit;
 pub use markdown::markdown;
 pub use table::{format_value, median_clock_mhz, median_nvml_mhz, median_power_w, provenance_table, summary_table};

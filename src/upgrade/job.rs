@@ -328,6 +328,6 @@ pub fn judge_folder(out: &Path, rule: &Rule, fail_on: FailOn, store: &Store) -> 
     };
     write_atomic(&out.join("upgrade.json"), report.json().as_bytes())?;
     write_atomic(&out.join("upgrade.md"), super::report::markdown(&report).as_bytes())?;
-    write_atomic(&out.join("upgrade-junit.xml"), super::report::junit(&report).as_bytes())?;
+    write_atomic(&out.join("upgrade-junit.xml"), crate::report::junit::upgrade(&report).as_bytes())?;
     Ok(report)
 }

@@ -1,20 +1,15 @@
-//! The upgrade report for people (terminal, Markdown) and CI (JUnit XML): per card, the verdicts
-//! of B against A with a `code` column saying whether the machine code that ran changed.
+//! The upgrade report for people (terminal, Markdown; JUnit XML is `report::junit::upgrade`):
+//! per card, the verdicts of B against A with a `code` column saying whether the machine code
+//! that ran changed.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, ContentArrangement, Table};
 
-use super::judge::{CardJudgement, Outcome, UpgradeReport};
-use crate::report::format_value;
+use super::judge::{CardJudgement, UpgradeReport};
 use crate::report::header::rule_line;
-use crate::report::junit::esc;
 use crate::report::markdown::{escape, metric_cells as markdown_cells};
-use crate::report::verdict_table::{change_text, metric_cells, sorted};
-use crate::verdict::{MetricVerdict, SideStats, Verdict};
-
-fn median(s: Option<SideStats>) -> String {
-    s.map(|s| format_value(s.median)).unwrap_or_else(|| "-".into())
-}
+use crate::report::verdict_table::{metric_cells, sorted};
+use crate::verdict::{MetricVerdict, Verdict};
 
 /// The lines before the tables.
 fn header(r: &UpgradeReport) -> Vec<String> {
@@ -127,97 +122,4 @@ pub fn markdown(r: &UpgradeReport) -> String {
         s.push('\n');
     }
     s
-}
-
-/// JUnit XML: a suite per card, a test case per metric. REGRESSED fails with type
-/// `REGRESSED_CODE_CHANGED` or `REGRESSED_SAME_CODE`; a card that could not be judged is one
-/// test case with an error of type `NOT_JUDGED`; INCONCLUSIVE, INSENSITIVE and NOT MEASURED
-/// are skipped.
-pub fn junit(r: &UpgradeReport) -> String {
-    let mut body = String::new();
-    let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
-    for card in &r.cards {
-        let suite = format!("gpubench.upgrade.{}", card.uuid);
-        let mut cases = String::new();
-        let (mut t, mut f, mut e, mut sk) = (0, 0, 0, 0);
-        match &card.comparison {
-            None => {
-                t += 1;
-                e += 1;
-                let why = card.not_judged.clone().unwrap_or_default();
-                cases.push_str(&format!(
-                    "    <testcase classname=\"{suite}\" name=\"judged\" time=\"0\">\n      <error type=\"NOT_JUDGED\" message=\"{}\"/>\n    </testcase>\n",
-                    esc(&format!("could not judge: {why}"))
-                ));
-            }
-            Some(c) => {
-                for m in &c.metrics {
-                    t += 1;
-                    let code = card.code_of(&m.key());
-                    let code_line = code.map(|k| k.line.clone()).unwrap_or_else(|| "code change not known".into());
-                    let message = format!("{}: {} ({code_line})", m.verdict.label(), m.reason);
-                    cases.push_str(&format!(
-                        "    <testcase classname=\"{}.{}\" name=\"{}\" time=\"0\">\n",
-                        esc(&suite),
-                        esc(&m.family),
-                        esc(&m.key())
-                    ));
-                    match m.verdict {
-                        Verdict::Regressed => {
-                            f += 1;
-                            let same = code.is_some_and(|k| k.verdict.same_measured_code());
-                            let kind = if same { "REGRESSED_SAME_CODE" } else { "REGRESSED_CODE_CHANGED" };
-                            cases.push_str(&format!(
-                                "      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n",
-                                esc(&message),
-                                esc(&format!(
-                                    "A {}, B {} {}, change {}",
-                                    median(m.baseline),
-                                    median(m.candidate),
-                                    m.unit,
-                                    change_text(m)
-                                ))
-                            ));
-                        }
-                        Verdict::Inconclusive | Verdict::NotMeasured | Verdict::Insensitive => {
-                            sk += 1;
-                            cases.push_str(&format!("      <skipped message=\"{}\"/>\n", esc(&message)));
-                        }
-                        Verdict::Pass | Verdict::Improved => {
-                            cases.push_str(&format!("      <system-out>{}</system-out>\n", esc(&message)));
-                        }
-                    }
-                    cases.push_str("    </testcase>\n");
-                }
-                if card.outcome == Outcome::NotJudged {
-                    t += 1;
-                    e += 1;
-                    cases.push_str(&format!(
-                        "    <testcase classname=\"{suite}\" name=\"judged\" time=\"0\">\n      <error type=\"NOT_JUDGED\" message=\"{}\"/>\n    </testcase>\n",
-                        esc(card.not_judged.as_deref().unwrap_or("could not judge"))
-                    ));
-                }
-            }
-        }
-        body.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{t}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{sk}\">\n    <properties>\n",
-            esc(&suite)
-        ));
-        for (name, value) in [
-            ("gpu", card.name.clone()),
-            ("outcome", card.outcome.line().to_string()),
-            ("stack_a", r.stacks[0].line()),
-            ("stack_b", r.stacks[1].line()),
-            ("code_by", r.code_by.clone()),
-        ] {
-            body.push_str(&format!("      <property name=\"{name}\" value=\"{}\"/>\n", esc(&value)));
-        }
-        body.push_str("    </properties>\n");
-        body.push_str(&cases);
-        body.push_str("  </testsuite>\n");
-        (tests, failures, errors, skipped) = (tests + t, failures + f, errors + e, skipped + sk);
-    }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpubench upgrade\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{body}</testsuites>\n"
-    )
 }

@@ -1,18 +1,14 @@
 //! Every embedded kernel source compiles with NVRTC for the architectures we measure.
-//! Needs only libnvrtc (no GPU); skips with a printed reason where it is absent.
+//! Needs only libnvrtc (no GPU): ignored by default, run with `--ignored` where NVRTC is
+//! installed (the GPU machine), where a missing NVRTC fails it.
 
 use gpubench::device::{compile, nvrtc_version};
 use gpubench::kernels::ALL;
 
 #[test]
+#[ignore = "needs NVRTC: run with --ignored on the GPU machine"]
 fn every_kernel_source_compiles_for_hopper_and_ampere() {
-    let version = match nvrtc_version() {
-        Ok(v) => v,
-        Err(e) => {
-            println!("skipping: {e}");
-            return;
-        }
-    };
+    let version = nvrtc_version().unwrap_or_else(|e| panic!("needs NVRTC: {e}"));
     for arch in ["sm_90", "sm_80"] {
         for source in ALL {
             let compiled = compile(source, arch).unwrap_or_else(|e| {

@@ -74,6 +74,11 @@ pub struct VerdictOutputs {
     #[arg(long, value_name = "PATH")]
     pub verdicts_json: Option<PathBuf>,
 
+    /// Write the verdicts, counts and telemetry as one self-contained HTML page [default:
+    /// next to --verdicts-json, with the extension .html].
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+
     /// List PASS rows in the terminal table too.
     #[arg(long)]
     pub all: bool,
@@ -94,6 +99,7 @@ impl VerdictOutputs {
             markdown: self.markdown.clone(),
             junit: self.junit.clone(),
             json: self.verdicts_json.clone(),
+            html: self.html.clone(),
         }
     }
 }

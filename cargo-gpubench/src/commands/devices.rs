@@ -26,7 +26,7 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
     }
     if args.outputs.files().any() {
         return Err(Error::Usage(
-            "--markdown, --junit and --verdicts-json name one file: with several GPUs, use `cargo gpubench fleet` on the results folder".into(),
+            "--markdown, --junit, --verdicts-json and --html name one file: with several GPUs, use `cargo gpubench fleet` on the results folder".into(),
         ));
     }
     super::run::judge_request(&args).check_names()?;

@@ -43,7 +43,7 @@ pub fn fleet(args: FleetArgs) -> Result<i32> {
         write_atomic(path, report::markdown(&rep).as_bytes())?;
     }
     if let Some(path) = &args.junit {
-        write_atomic(path, report::junit(&rep).as_bytes())?;
+        write_atomic(path, gpubench::report::junit::fleet(&rep).as_bytes())?;
     }
     if let Some(dir) = &args.svg {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

@@ -83,8 +83,11 @@ fn show(args: &UpgradeArgs, r: &UpgradeReport) -> Result<()> {
         crate::output::emit_raw(report::terminal(r, args.all));
     }
     type Render = fn(&UpgradeReport) -> String;
-    let files: [(&Option<std::path::PathBuf>, Render); 3] =
-        [(&args.markdown, report::markdown), (&args.junit, report::junit), (&args.verdicts_json, UpgradeReport::json)];
+    let files: [(&Option<std::path::PathBuf>, Render); 3] = [
+        (&args.markdown, report::markdown),
+        (&args.junit, gpubench::report::junit::upgrade),
+        (&args.verdicts_json, UpgradeReport::json),
+    ];
     for (path, render) in files {
         if let Some(path) = path {
             write_atomic(path, render(r).as_bytes())?;
