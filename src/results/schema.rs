@@ -309,7 +309,7 @@ impl Spread {
         let q = |p: f64| crate::stats::percentile_sorted(&sorted, p);
         Spread {
             n: sorted.len(),
-            median: q(0.5),
+            median: crate::stats::median_sorted(&sorted),
             q1: q(0.25),
             q3: q(0.75),
             min: sorted[0],
@@ -412,7 +412,7 @@ impl Summary {
         }
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let median = if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) };
+        let median = crate::stats::median_sorted(&sorted);
         let mean = values.iter().sum::<f64>() / n as f64;
         let stdev =
             if n > 1 { (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };

@@ -11,5 +11,5 @@ mod robust;
 pub use distributions::{f_upper_tail, normal_quantile, t_quantile};
 pub use interval::Interval;
 pub use moderated::{MAX_PRIOR_DF, VariancePrior, fit_variance_prior};
-pub use quantile::{mad, median, percentile, percentile_sorted, robust_relative_spread};
-pub use robust::robust_z;
+pub use quantile::{mad, median, median_element, median_sorted, percentile, percentile_sorted, robust_relative_spread};
+pub use robust::{modified_z, robust_z};

@@ -1,6 +1,6 @@
 //! The run-level view of telemetry: how much of the run throttled and why.
 
-use crate::results::{BenchmarkResult, RunTelemetry, Summary};
+use crate::results::{BenchmarkResult, RunTelemetry};
 
 /// Summarises the telemetry of every benchmark of a run.
 pub fn run_summary(benchmarks: &[BenchmarkResult]) -> RunTelemetry {
@@ -25,12 +25,8 @@ pub fn run_summary(benchmarks: &[BenchmarkResult]) -> RunTelemetry {
             }
         }
     }
-    let median = |v: &[f64]| {
-        let s = Summary::of(v);
-        (s.n > 0).then_some(s.median)
-    };
-    out.median_sm_mhz = median(&clocks);
-    out.median_power_w = median(&power);
+    out.median_sm_mhz = crate::stats::median(&clocks);
+    out.median_power_w = crate::stats::median(&power);
     out
 }
 
