@@ -511,22 +511,32 @@ pub struct ForeignProcess {
     pub note: Option<String>,
 }
 
-/// How much of a run throttled, and why.
+/// How many samples throttled and why, with their median clock and power: the part that a
+/// run's telemetry ([`RunTelemetry`]) and a baseline's (`baseline::TelemetrySummary`) share,
+/// written into either's JSON object as its own fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct RunTelemetry {
-    /// Whether NVML was available.
-    pub nvml: bool,
+pub struct ThrottleSummary {
     /// Samples of all benchmarks.
     pub samples: usize,
     /// Of those, throttled.
     pub throttled_samples: usize,
-    /// Throttled samples per reason.
+    /// Throttled samples per slowdown reason.
     #[serde(default)]
     pub reasons: BTreeMap<String, usize>,
     /// Median effective SM clock over all kernel-clocked samples, MHz.
     pub median_sm_mhz: Option<f64>,
     /// Median board power over all samples, W.
     pub median_power_w: Option<f64>,
+}
+
+/// How much of a run throttled, and why.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunTelemetry {
+    /// Whether NVML was available.
+    pub nvml: bool,
+    /// Samples, throttling and median clock and power.
+    #[serde(flatten)]
+    pub throttle: ThrottleSummary,
     /// Every foreign process seen during the run (largest memory and utilisation seen).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_processes: Vec<ForeignProcess>,
