@@ -8,6 +8,7 @@ pub mod device;
 pub mod header;
 pub mod junit;
 pub mod markdown;
+pub mod svg;
 pub mod table;
 pub mod verdict_table;
 
