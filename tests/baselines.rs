@@ -82,7 +82,7 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
         assert_eq!(s, rounded(a), "summaries are stored to 7 significant digits");
     }
     assert!(triad.noise > 0.0 && triad.noise < 0.01, "{}", triad.noise);
-    assert!(loaded.telemetry.median_sm_mhz.unwrap() > 1900.0);
+    assert!(loaded.telemetry.throttle.median_sm_mhz.unwrap() > 1900.0);
     // No temporary file is left next to it.
     let names: Vec<String> =
         std::fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -289,4 +289,39 @@ fn listing_reads_every_baseline_and_skips_temporaries() {
     let listed = store.list().unwrap();
     assert_eq!(listed.len(), 1);
     assert!(listed[0].baseline.is_ok());
+}
+
+/// The committed H100 baseline's telemetry objects, the baseline's and each run's, read and
+/// written again give the same JSON, fields in the same order.
+#[test]
+fn committed_telemetry_reads_and_writes_back_unchanged() {
+    use gpubench::baseline::TelemetrySummary;
+    use gpubench::results::RunTelemetry;
+    use std::io::Read;
+    let gz = Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()).read_to_string(&mut text).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Key order of the file, read from its text (serde_json's Value sorts keys).
+    let keys_in_order = |text: &str, keys: &[&str]| {
+        let at: Vec<usize> = keys.iter().map(|k| text.find(&format!("\"{k}\":")).expect(k)).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{keys:?} out of order in {text}");
+    };
+    let summary: TelemetrySummary = serde_json::from_value(v["telemetry"].clone()).unwrap();
+    assert_eq!(summary.runs_with_nvml, 16);
+    assert_eq!(summary.throttle.reasons["clock_below_max"], summary.throttle.throttled_samples);
+    assert_eq!(serde_json::to_value(&summary).unwrap(), v["telemetry"]);
+    let written = serde_json::to_string(&summary).unwrap();
+    let fields = ["samples", "throttled_samples", "reasons", "median_sm_mhz", "median_power_w"];
+    keys_in_order(&written, &[&["runs_with_nvml"][..], &fields].concat());
+    for run in v["runs"].as_array().unwrap() {
+        let t: RunTelemetry = serde_json::from_value(run["telemetry"].clone()).unwrap();
+        assert!(t.nvml && t.throttle.samples > 0);
+        assert_eq!(serde_json::to_value(&t).unwrap(), run["telemetry"]);
+        keys_in_order(&serde_json::to_string(&t).unwrap(), &[&["nvml"][..], &fields].concat());
+    }
+    // A telemetry object without the optional fields (an older file) still reads.
+    let old: RunTelemetry =
+        serde_json::from_str(r#"{"nvml":false,"samples":0,"throttled_samples":0,"median_sm_mhz":null}"#).unwrap();
+    assert_eq!((old.throttle.median_power_w, old.throttle.reasons.len()), (None, 0));
 }

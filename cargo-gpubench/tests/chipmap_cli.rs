@@ -2,19 +2,15 @@
 //! groups), and on the same run with one SM planted 30 % slower.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
+use common::run;
 
 /// The committed H100 default run, unpacked into `dir`.
 fn recorded_in(dir: &Path) -> PathBuf {
     common::recorded_h100_default(dir, "default.json")
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("gpubench").args(args).current_dir(dir).env("NO_COLOR", "1").output().expect("the CLI starts")
 }
 
 fn json(o: &Output) -> serde_json::Value {

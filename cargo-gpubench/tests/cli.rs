@@ -1,18 +1,13 @@
 //! The command line end to end, on machines without a GPU and on recorded results.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
+
+mod common;
+
+use common::{fixture, stderr};
 
 fn cli(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cargo-gpubench")).args(args).output().expect("the CLI starts")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn has_gpu_driver() -> bool {

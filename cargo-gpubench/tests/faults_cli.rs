@@ -5,11 +5,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
+mod common;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{BIN, stderr};
 
 /// Builds a shared library exporting only `cuInit` as `names` in `dir`; false without a C compiler.
 fn stub_libraries(dir: &Path, names: &[&str]) -> bool {

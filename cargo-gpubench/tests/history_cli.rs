@@ -3,37 +3,10 @@
 //! and its exit code, bad inputs. No GPU needed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
+mod common;
 
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("gpubench").args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_exit(o: &Output, code: i32) {
-    assert_eq!(o.status.code(), Some(code), "stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o));
-    assert!(!stderr(o).contains("panicked"), "{}", stderr(o));
-}
-
-fn assert_one_error_line(o: &Output, needle: &str) {
-    let err = stderr(o);
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].contains(needle), "{err}");
-}
+use common::{assert_exit, assert_one_error_line, repo, run, stdout};
 
 /// Eight copies of the quick fixture an hour apart; from run `k` on, the driver is newer and
 /// every latency (raw and normalised) is 3 % higher.

@@ -1,16 +1,12 @@
 //! Every command's output piped into a reader that has already gone (`... | head -1`): no
 //! panic, and the exit code stays the command's own (a REGRESSED comparison still exits 1).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
-}
+use common::{BIN, fixture, regressed_copy};
 
 /// Runs the CLI in `dir` with stdout a pipe whose read end is already closed.
 fn run_into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
@@ -31,25 +27,6 @@ fn assert_code(args: &[&str], o: &Output, code: i32) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
     assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
-}
-
-/// The quick fixture with stream/triad's bandwidth 5 % lower: one REGRESSED metric.
-fn regressed_copy(dir: &Path) -> PathBuf {
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(fixture("h200-quick-run.json")).unwrap()).unwrap();
-    for b in v["benchmarks"].as_array_mut().unwrap() {
-        if b["id"] == "stream/triad" {
-            for s in b["metrics"][0]["samples"].as_array_mut().unwrap() {
-                *s = serde_json::json!(s.as_f64().unwrap() * 0.95);
-            }
-            let samples: Vec<f64> =
-                b["metrics"][0]["samples"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
-            b["metrics"][0]["summary"] = serde_json::to_value(gpubench::results::Summary::of(&samples)).unwrap();
-        }
-    }
-    let path = dir.join("regressed.json");
-    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-    path
 }
 
 #[test]

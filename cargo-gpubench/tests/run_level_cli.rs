@@ -2,17 +2,11 @@
 //! another card or GPU class (exit code 10). Recorded H200 results, no GPU.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
+mod common;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("gpubench").args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap()
-}
+use common::{fixture, run};
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))

@@ -8,6 +8,10 @@ use gpubench::baseline::RunsFile;
 use gpubench::error::exit;
 use gpubench::results::{ResultsDocument, Summary};
 
+mod common;
+
+use common::stderr;
+
 fn cli(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cargo-gpubench"))
         .arg("gpubench")
@@ -19,10 +23,6 @@ fn cli(args: &[&str], dir: &Path) -> Output {
         .env_remove("CUDA_PATH")
         .output()
         .expect("the CLI starts")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn one_line(o: &Output, code: i32, starts: &str) {

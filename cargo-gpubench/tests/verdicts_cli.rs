@@ -1,63 +1,12 @@
 //! The command line end to end on recorded H200 results: compare, report formats, baselines,
 //! exit codes and bad inputs. No GPU needed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-gpubench");
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
-}
-
-/// Runs the CLI in `dir` as cargo does (`cargo-gpubench gpubench ARGS`).
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("gpubench").args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Exit code `code`, and on failure one clear `error:` line, never a panic.
-fn assert_exit(o: &Output, code: i32) {
-    assert_eq!(o.status.code(), Some(code), "stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o));
-    let err = stderr(o);
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
-}
-
-fn assert_one_error_line(o: &Output, needle: &str) {
-    let err = stderr(o);
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
-    assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].contains(needle), "{err}");
-}
-
-/// The quick fixture with stream/triad's bandwidth 5 % lower.
-fn regressed_copy(dir: &Path) -> PathBuf {
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(fixture("h200-quick-run.json")).unwrap()).unwrap();
-    for b in v["benchmarks"].as_array_mut().unwrap() {
-        if b["id"] == "stream/triad" {
-            for s in b["metrics"][0]["samples"].as_array_mut().unwrap() {
-                *s = serde_json::json!(s.as_f64().unwrap() * 0.95);
-            }
-            // Keep the stored summary consistent with the samples (inconsistent files are refused).
-            let samples: Vec<f64> =
-                b["metrics"][0]["samples"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
-            b["metrics"][0]["summary"] = serde_json::to_value(gpubench::results::Summary::of(&samples)).unwrap();
-        }
-    }
-    let path = dir.join("regressed.json");
-    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-    path
-}
+use common::{BIN, assert_exit, assert_one_error_line, fixture, regressed_copy, run, stderr, stdout};
 
 #[test]
 fn identical_runs_compare_clean() {

@@ -9,7 +9,7 @@ use super::BaselineKey;
 use crate::error::{Error, Result};
 use crate::results::{
     BenchmarkResult, Better, ClockDomain, GpuClass, KernelProvenance, RESULTS_SCHEMA, ResultsDocument, Settings, Stack,
-    Summary, parse_json,
+    Summary, ThrottleSummary, parse_json,
 };
 use crate::verdict::{NoiseModel, run_kernels};
 
@@ -80,17 +80,9 @@ pub struct BaselineMetric {
 pub struct TelemetrySummary {
     /// Runs that had NVML readings.
     pub runs_with_nvml: usize,
-    /// Samples with NVML readings.
-    pub samples: usize,
-    /// Of those, throttled.
-    pub throttled_samples: usize,
-    /// Throttled samples per slowdown reason.
-    #[serde(default)]
-    pub reasons: BTreeMap<String, usize>,
-    /// Median effective SM clock of all kernel-clocked samples, MHz.
-    pub median_sm_mhz: Option<f64>,
-    /// Median board power of all samples, W.
-    pub median_power_w: Option<f64>,
+    /// Samples of all runs, throttling and median clock and power.
+    #[serde(flatten)]
+    pub throttle: ThrottleSummary,
 }
 
 impl Baseline {
@@ -303,12 +295,5 @@ fn telemetry_summary(runs: &[ResultsDocument]) -> TelemetrySummary {
             r.telemetry.as_ref().is_some_and(|t| t.nvml) || r.benchmarks.iter().any(|b| !b.telemetry.is_empty())
         })
         .count();
-    TelemetrySummary {
-        runs_with_nvml,
-        samples: pooled.samples,
-        throttled_samples: pooled.throttled_samples,
-        reasons: pooled.reasons,
-        median_sm_mhz: pooled.median_sm_mhz,
-        median_power_w: pooled.median_power_w,
-    }
+    TelemetrySummary { runs_with_nvml, throttle: pooled.throttle }
 }

@@ -10,6 +10,7 @@
 //! rename), and a file that is corrupt, truncated or of another schema is an error
 //! ([`crate::Error::Data`], exit code 5) that is never overwritten or deleted.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -33,6 +34,18 @@ pub enum RunsFile {
     Results(Box<ResultsDocument>),
     /// A baseline (`gpubench.baseline/1`).
     Baseline(Box<Baseline>),
+}
+
+/// The `schema` a results or baseline file's bytes state (`None` where they do not parse as
+/// JSON or state none), and the bytes, decompressed where gzipped.
+pub(crate) fn schema_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<(Option<String>, Cow<'a, [u8]>)> {
+    #[derive(serde::Deserialize)]
+    struct Tag {
+        schema: Option<String>,
+    }
+    let bytes = crate::results::decompressed(path, bytes)?;
+    let tag: Option<Tag> = serde_json::from_slice(&bytes).ok();
+    Ok((tag.and_then(|t| t.schema), bytes))
 }
 
 impl RunsFile {
@@ -59,13 +72,9 @@ impl RunsFile {
 
     /// Parses a results or baseline file's bytes (`path` names them in errors).
     fn parse(path: &Path, bytes: &[u8]) -> Result<Self> {
-        #[derive(serde::Deserialize)]
-        struct Tag {
-            schema: Option<String>,
-        }
-        let bytes = &*crate::results::decompressed(path, bytes)?;
-        let tag: Option<Tag> = serde_json::from_slice(bytes).ok();
-        match tag.and_then(|t| t.schema).as_deref() {
+        let (schema, bytes) = schema_of(path, bytes)?;
+        let bytes = &*bytes;
+        match schema.as_deref() {
             Some(BASELINE_SCHEMA) => Ok(RunsFile::Baseline(Box::new(Baseline::parse(path, bytes)?))),
             Some(RESULTS_SCHEMA) => Ok(RunsFile::Results(Box::new(parse_json(path, bytes, RESULTS_SCHEMA)?))),
             Some(other) => Err(Error::data(

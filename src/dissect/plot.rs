@@ -9,6 +9,7 @@ use plotters::prelude::*;
 use super::data::{Axis, Curve, Point, Sweeps, Trace};
 use super::infer::{Dissection, tlb};
 use crate::error::{Error, Result};
+use crate::report::svg::{draw_err, legend_and_present};
 
 const SIZE: (u32, u32) = (900, 520);
 /// Accesses of a trace drawn at most.
@@ -19,10 +20,6 @@ pub fn file_name(id: &str) -> String {
     let stem: String =
         id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
     format!("{stem}.svg")
-}
-
-fn draw_err(path: &FsPath, e: impl std::fmt::Display) -> Error {
-    Error::data(path, format!("could not draw the plot ({e})"))
 }
 
 /// Writes every plot into `dir`; returns the files written.
@@ -183,13 +180,7 @@ fn tlb_plot(path: &FsPath, curves: &[&Curve], d: &Dissection, overhead: f64) -> 
             }
         }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| draw_err(path, e))?;
-    root.present().map_err(|e| draw_err(path, e))
+    legend_and_present(&mut chart, &root, path)
 }
 
 fn trace_plot(path: &FsPath, t: &Trace, marked_positions: &[u64]) -> Result<()> {

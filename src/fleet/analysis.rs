@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::input::{Loaded, LoadedRun, NodeStatus};
-use super::robust::{floored_mad, mad, median, z_score};
 use super::sm::{self, ClassMap, SmFlag};
 use crate::results::Better;
+use crate::stats::{mad, median, modified_z};
 use crate::verdict::Rule;
 
 /// How cards are judged (defaults documented per field and in the docs, "Fleets").
@@ -278,7 +278,7 @@ fn condense<'a>(
         });
         let chosen = latest.unwrap_or_else(|| v[0].0.clone());
         let same: Vec<f64> = v.iter().filter(|(s, _)| *s == chosen).map(|(_, x)| *x).collect();
-        let x = median(if same.is_empty() { &[] } else { &same });
+        let x = median(&same).unwrap_or(f64::NAN);
         if x.is_finite() {
             values.insert(k.clone(), x);
             settings.insert(k, chosen);
@@ -331,8 +331,8 @@ fn judge_group(key: GroupKey, cards: &[Card], order: &[(String, String, Better)]
             unit: unit.clone(),
             better: *better,
             cards: xs.len(),
-            median: median(&xs),
-            mad: mad(&xs),
+            median: median(&xs).unwrap_or(f64::NAN),
+            mad: mad(&xs).unwrap_or(f64::NAN),
             min,
             max,
             settings,
@@ -361,7 +361,7 @@ fn judge_card(
             continue;
         }
         let sign = if row.better == Better::Lower { 1.0 } else { -1.0 };
-        let zz = sign * z_score(x, row.median, floored_mad(row.mad, row.median, rule.mad_floor_for(&row.key)));
+        let zz = sign * modified_z(x, row.median, row.mad, rule.mad_floor_for(&row.key));
         z.insert(row.key.clone(), zz);
         if zz > score {
             score = zz;

@@ -6,8 +6,8 @@
 //! outlier score, and every per-SM chip map ([`crate::results::SmMap`]) is searched for SMs that
 //! stand out both within their card and against the class's value for the same SM.
 //!
-//! Layers: [`input`] reads files, folders and `.tar.gz` archives; [`robust`] is the pure
-//! statistics; [`analysis`] and [`sm`] judge; [`report`] and [`plot`] present; [`baseline`]
+//! Layers: [`input`] reads files, folders and `.tar.gz` archives; [`analysis`] and [`sm`]
+//! judge with the medians, MADs and modified z-scores of [`crate::stats`]; [`report`] and [`plot`] present; [`baseline`]
 //! turns a group into a class baseline.
 
 pub mod analysis;
@@ -16,7 +16,6 @@ pub mod health;
 pub mod input;
 pub mod plot;
 pub mod report;
-pub mod robust;
 pub mod sm;
 
 pub use analysis::{CardReport, EnvelopeRow, FleetReport, FleetRule, GroupKey, GroupReport, MetricFlag, analyse};

@@ -6,14 +6,11 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::analysis::GroupReport;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::report::svg::{draw_err, legend_and_present};
 
 /// Relative changes beyond this (percent) are drawn at the edge.
 const CLIP_PCT: f64 = 40.0;
-
-fn draw_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::data(path, format!("could not draw the plot ({e})"))
-}
 
 /// File name of a group's plot: "<class>.<driver>.<profile>.svg".
 pub fn file_name(g: &GroupReport) -> String {
@@ -66,11 +63,5 @@ pub fn envelope_svg(path: &Path, g: &GroupReport) -> Result<()> {
             .label(format!("{short} {}", c.hosts.join(",")))
             .legend(move |(x, y)| Circle::new((x, y), 4, color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| draw_err(path, e))?;
-    root.present().map_err(|e| draw_err(path, e))
+    legend_and_present(&mut chart, &root, path)
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::analysis::{Card, FleetRule};
-use super::robust::{floored_mad, mad, median, z_score};
 use crate::results::Better;
+use crate::stats::{mad, median, modified_z};
 
 /// One SM of one card beyond the limits.
 #[derive(Debug, Clone, Serialize)]
@@ -76,7 +76,11 @@ pub(crate) fn card_maps(card: &Card) -> BTreeMap<String, CardMap> {
     }
     raw.into_iter()
         .map(|(k, (better, unit, per))| {
-            let per_sm = per.into_iter().map(|(sm, v)| (sm, median(&v))).filter(|(_, v)| v.is_finite()).collect();
+            let per_sm = per
+                .into_iter()
+                .map(|(sm, v)| (sm, median(&v).unwrap_or(f64::NAN)))
+                .filter(|(_, v)| v.is_finite())
+                .collect();
             (k, CardMap { better, unit, per_sm })
         })
         .collect()
@@ -104,19 +108,18 @@ pub(crate) fn outlier_sms(card: &Card, class: &BTreeMap<String, ClassMap>, rule:
         if !((quartiles.q3 - quartiles.q1) <= rule.sm_map_max_iqr * quartiles.median.abs()) {
             continue;
         }
-        let (med, spread) = (median(&values), mad(&values));
-        let scale = floored_mad(spread, med, rule.mad_floor);
+        let (Some(med), Some(spread)) = (median(&values), mad(&values)) else { continue };
         let sign = if map.better == Better::Lower { 1.0 } else { -1.0 };
         let class_map = class.get(&key).filter(|c| c.cards >= rule.min_cards);
         for (&sm, &v) in &map.per_sm {
-            let z_card = sign * z_score(v, med, scale);
+            let z_card = sign * modified_z(v, med, spread, rule.mad_floor);
             let change = if med != 0.0 { (v - med) / med.abs() } else { 0.0 };
             if z_card <= rule.z_limit || sign * change <= rule.sm_min_effect {
                 continue;
             }
             let z_class = class_map.and_then(|c| c.per_sm.get(&sm)).filter(|xs| xs.len() >= rule.min_cards).map(|xs| {
-                let m = median(xs);
-                sign * z_score(v, m, floored_mad(mad(xs), m, rule.mad_floor))
+                let (m, spread) = (median(xs).unwrap_or(f64::NAN), mad(xs).unwrap_or(f64::NAN));
+                sign * modified_z(v, m, spread, rule.mad_floor)
             });
             if z_class.is_some_and(|z| z <= rule.z_limit) {
                 continue;

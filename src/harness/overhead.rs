@@ -123,7 +123,8 @@ impl Share {
 /// Every modelled metric's share in `run`. Derived metrics (efficiencies, slowdowns, attempts
 /// per success) share their source's launches and are left out.
 pub fn shares(run: &ResultsDocument, costs: &FixedCosts) -> Vec<Share> {
-    let mhz = run.telemetry.as_ref().and_then(|t| t.median_sm_mhz).unwrap_or(run.gpu.sm_clock_max_khz as f64 / 1e3);
+    let mhz =
+        run.telemetry.as_ref().and_then(|t| t.throttle.median_sm_mhz).unwrap_or(run.gpu.sm_clock_max_khz as f64 / 1e3);
     let span_fixed_ns = 2.0 * costs.timer_tick_ns + costs.bracket_cycles / (mhz / 1e3);
     let mut out = Vec::new();
     for b in &run.benchmarks {

@@ -6,6 +6,11 @@
 //! the estimate alone. It is floored at a fraction of the series' median, so that a metric that
 //! repeats to the last digit (a cycle count) does not turn a rounding step into a change.
 //! Penalty per change point: `penalty_factor * sigma^2 * max(ln n, 2)`.
+//!
+//! No crate is used: those on crates.io (`changepoint`, `augurs-changepoint`) do Bayesian
+//! online detection, not an exact penalised mean-shift split of a short series with a minimum
+//! segment length and a noise-calibrated penalty, which is all this needs and fits in one
+//! small function ([`partition`]).
 
 use serde::Serialize;
 
@@ -38,7 +43,7 @@ pub struct Segmentation {
 }
 
 /// Robust run-to-run noise of `values` with a floor of `floor_rel * |median|`.
-pub fn noise_sigma(values: &[f64], floor_rel: f64) -> f64 {
+fn noise_sigma(values: &[f64], floor_rel: f64) -> f64 {
     let floor = floor_rel * median(values).unwrap_or(0.0).abs();
     let diffs: Vec<f64> = values.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
     let sigma = median(&diffs).map_or(0.0, |m| m / (0.674_489_75 * std::f64::consts::SQRT_2));
@@ -49,14 +54,14 @@ pub fn noise_sigma(values: &[f64], floor_rel: f64) -> f64 {
 /// Smallest step between the means of two neighbouring segments, in standard errors of that
 /// difference (pooled spread within the segments, floored at the noise estimate): a "step" that
 /// the segments' own scatter explains is an outlier run or two, not a change of level.
-pub const MIN_STEP_T: f64 = 4.0;
+const MIN_STEP_T: f64 = 4.0;
 
 /// Finds the change points of `values` (NaN-free, time order).
 pub fn detect(values: &[f64], p: &DetectParams) -> Segmentation {
     let sigma = noise_sigma(values, p.noise_floor_rel);
     let n = values.len();
     let penalty = p.penalty_factor * sigma * sigma * (n.max(1) as f64).ln().max(2.0);
-    let change_points = keep_clear_steps(values, pelt(values, penalty), sigma);
+    let change_points = keep_clear_steps(values, partition(values, penalty), sigma);
     Segmentation { change_points, sigma, penalty }
 }
 
@@ -89,13 +94,13 @@ fn keep_clear_steps(values: &[f64], mut cps: Vec<usize>, sigma: f64) -> Vec<usiz
 
 /// Fewest runs in a segment: one run away from its neighbours is an outlier run (the verdict's
 /// business), not a level the metric moved to; a step needs two runs to show.
-pub const MIN_SEGMENT: usize = 2;
+const MIN_SEGMENT: usize = 2;
 
 /// Optimal partitioning with the squared-error cost of a constant mean per segment, `penalty`
 /// per change and segments of at least [`MIN_SEGMENT`] runs: the partition that minimises total
 /// cost + penalty x changes (exact; O(n^2), n being runs of one card). Returns the starts of the
 /// segments after the first.
-pub fn pelt(values: &[f64], penalty: f64) -> Vec<usize> {
+fn partition(values: &[f64], penalty: f64) -> Vec<usize> {
     let n = values.len();
     let m = MIN_SEGMENT;
     if n < 2 * m {
@@ -169,9 +174,17 @@ mod tests {
     }
 
     #[test]
-    fn pelt_finds_two_steps_and_noise_ignores_them() {
+    fn partition_finds_two_steps_and_noise_ignores_them() {
         let v = [1.0, 1.0, 1.0, 1.0, 5.0, 5.0, 5.0, 5.0, 2.0, 2.0, 2.0];
-        assert_eq!(pelt(&v, 1.0), vec![4, 8]);
+        assert_eq!(partition(&v, 1.0), vec![4, 8]);
+        // A penalty larger than the whole series' cost keeps it one segment; too few runs for
+        // two segments of two give none.
+        assert!(partition(&v, 1e6).is_empty());
+        assert!(partition(&[1.0, 9.0, 9.0], 0.0).is_empty());
+        // Segments of one run are never made, however cheap: the outlier joins a neighbour.
+        let cps = partition(&[1.0, 1.0, 7.0, 1.0, 1.0], 0.01);
+        let bounds: Vec<usize> = std::iter::once(0).chain(cps.iter().copied()).chain([5]).collect();
+        assert!(!cps.is_empty() && bounds.windows(2).all(|w| w[1] - w[0] >= MIN_SEGMENT), "{cps:?}");
         // Two steps among ten differences: the median difference stays 0, the floor applies.
         assert!((noise_sigma(&v, 0.01) - 0.02).abs() < 1e-12);
     }

@@ -3,14 +3,15 @@
 //! change behind each (software stack, generated code, clock, power limit, throttling, other
 //! processes). The schema is documented in docs/src/history-schema.md.
 //!
-//! Layers: [`record`] (what a results document contributes, no I/O), [`store`] (the database),
-//! [`import`] (finding results files), [`series`] (reading series back), [`changepoint`] (pure
-//! detection), [`attribution`] (what changed), [`analysis`] (the report), [`render`] and
-//! [`plot`] (output).
+//! Layers: [`record`] (what a results document contributes, no I/O), [`store`] (the database,
+//! its tables' columns named once in `columns`), [`import`] (finding results files), [`series`]
+//! (reading series back), [`changepoint`] (pure detection), [`attribution`] (what changed),
+//! [`analysis`] (the report), [`render`] and [`plot`] (output).
 
 pub mod analysis;
 pub mod attribution;
 pub mod changepoint;
+mod columns;
 pub mod import;
 pub mod plot;
 pub mod record;

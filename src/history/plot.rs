@@ -10,6 +10,7 @@ use plotters::prelude::*;
 use super::analysis::{AnalysedSeries, HistoryReport};
 use super::attribution::stack_changes;
 use crate::error::{Error, Result};
+use crate::report::svg::draw_err;
 use crate::stats::median;
 
 const SIZE: (u32, u32) = (1000, 640);
@@ -21,10 +22,6 @@ const LEGEND_MAX: usize = 12;
 const CLIP_PCT: f64 = 1000.0;
 /// Clocks beyond this many MHz are drawn at the edge of the lower plot.
 const CLIP_MHZ: f64 = 100_000.0;
-
-fn draw_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::data(path, format!("could not draw the plot ({e})"))
-}
 
 /// File name of the plot of `family` on `card`: "GPU-df5b3884-latency.svg".
 pub fn file_name(card: &str, family: &str) -> String {

@@ -169,7 +169,7 @@ impl RunRecord {
                 &own
             }
         };
-        let t = doc.telemetry.as_ref();
+        let t = doc.telemetry.as_ref().map(|t| &t.throttle);
         let foreign = raw.get("telemetry").and_then(|t| t.get("foreign_processes")).filter(|v| !v.is_null());
         let run = RunRow {
             run_key: format!(

@@ -153,30 +153,26 @@ pub fn load_runs(store: &HistoryStore) -> Result<BTreeMap<i64, RunInfo>> {
     let e = |err: rusqlite::Error| Error::data(store.path(), format!("history database: {err}"));
     let mut stmt = store
         .connection()
-        .prepare(
-            "SELECT id, created_unix_s, card_uuid, gpu_name, driver_version, cuda_driver_api, nvrtc_version,
-                    cudarc_feature, tool_version, profile, throttle_share, median_sm_mhz, power_limit_w,
-                    foreign_processes
-             FROM runs",
-        )
+        // Every column, each read by its name: no second list of the table's columns.
+        .prepare("SELECT * FROM runs")
         .map_err(e)?;
     let rows = stmt
         .query_map([], |r| {
             Ok(RunInfo {
-                id: r.get(0)?,
-                created_unix_s: r.get(1)?,
-                card_uuid: r.get(2)?,
-                gpu_name: r.get(3)?,
-                driver_version: r.get(4)?,
-                cuda_driver_api: r.get(5)?,
-                nvrtc_version: r.get(6)?,
-                cudarc_feature: r.get(7)?,
-                tool_version: r.get(8)?,
-                profile: r.get(9)?,
-                throttle_share: r.get(10)?,
-                median_sm_mhz: r.get(11)?,
-                power_limit_w: r.get(12)?,
-                foreign_processes: r.get(13)?,
+                id: r.get("id")?,
+                created_unix_s: r.get("created_unix_s")?,
+                card_uuid: r.get("card_uuid")?,
+                gpu_name: r.get("gpu_name")?,
+                driver_version: r.get("driver_version")?,
+                cuda_driver_api: r.get("cuda_driver_api")?,
+                nvrtc_version: r.get("nvrtc_version")?,
+                cudarc_feature: r.get("cudarc_feature")?,
+                tool_version: r.get("tool_version")?,
+                profile: r.get("profile")?,
+                throttle_share: r.get("throttle_share")?,
+                median_sm_mhz: r.get("median_sm_mhz")?,
+                power_limit_w: r.get("power_limit_w")?,
+                foreign_processes: r.get("foreign_processes")?,
             })
         })
         .map_err(e)?;

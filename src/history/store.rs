@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+use super::columns::{METRIC_COLUMNS, RUN_COLUMNS, definitions, insert, values};
 
 use super::record::{MetricRow, RunRecord};
 use crate::error::{Error, Result};
@@ -12,71 +15,29 @@ use crate::error::{Error, Result};
 /// refused rather than changed.
 pub const HISTORY_SCHEMA_VERSION: i64 = 1;
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS meta (
+/// The schema: `meta`, and `runs` and `metrics` from their column lists.
+fn schema() -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS runs (
-    id                     INTEGER PRIMARY KEY,
-    run_key                TEXT NOT NULL UNIQUE,
-    created_unix_s         INTEGER NOT NULL,
-    card_uuid              TEXT NOT NULL,
-    gpu_name               TEXT NOT NULL,
-    class_slug             TEXT NOT NULL,
-    driver_version         TEXT,
-    cuda_driver_api        TEXT NOT NULL,
-    nvrtc_version          TEXT NOT NULL,
-    cudarc_feature         TEXT NOT NULL,
-    tool_version           TEXT NOT NULL,
-    profile                TEXT NOT NULL,
-    filter                 TEXT,
-    sample_size            INTEGER NOT NULL,
-    wall_time_s            REAL NOT NULL,
-    samples                INTEGER,
-    throttled_samples      INTEGER,
-    throttle_share         REAL,
-    throttle_reasons       TEXT,
-    median_sm_mhz          REAL,
-    median_power_w         REAL,
-    sm_clock_max_mhz       REAL NOT NULL,
-    power_limit_w          REAL,
-    foreign_processes      INTEGER,
-    foreign_processes_json TEXT,
-    source                 TEXT NOT NULL
+    id INTEGER PRIMARY KEY,
+{runs}
 );
 CREATE INDEX IF NOT EXISTS runs_card_time ON runs (card_uuid, created_unix_s);
 CREATE TABLE IF NOT EXISTS metrics (
-    run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    benchmark       TEXT NOT NULL,
-    family          TEXT NOT NULL,
-    metric          TEXT NOT NULL,
-    unit            TEXT NOT NULL,
-    params_hash     TEXT NOT NULL,
-    params_json     TEXT NOT NULL,
-    better          TEXT NOT NULL,
-    domain          TEXT NOT NULL,
-    n               INTEGER NOT NULL,
-    median          REAL,
-    stdev           REAL,
-    min             REAL,
-    max             REAL,
-    norm_unit       TEXT,
-    norm_median     REAL,
-    eff_clock_mhz   REAL,
-    mem_clock_mhz   REAL,
-    power_w         REAL,
-    throttle_share  REAL,
-    kernel_hash     TEXT,
-    sm_n            INTEGER,
-    sm_median       REAL,
-    sm_min          REAL,
-    sm_max          REAL,
-    sm_iqr          REAL,
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+{metrics},
     PRIMARY KEY (run_id, benchmark, metric, unit)
 );
 CREATE INDEX IF NOT EXISTS metrics_series ON metrics (benchmark, metric, unit, params_hash);
-";
+",
+        runs = definitions(RUN_COLUMNS),
+        metrics = definitions(METRIC_COLUMNS)
+    )
+}
 
 /// An open history database.
 pub struct HistoryStore {
@@ -137,7 +98,7 @@ impl HistoryStore {
         if tables > 0 && ours == 0 {
             return Err(Error::data(p, "an SQLite database, but not a gpubench history database"));
         }
-        self.conn.execute_batch(SCHEMA).map_err(|e| sql_err(p, e))?;
+        self.conn.execute_batch(&schema()).map_err(|e| sql_err(p, e))?;
         let version: Option<String> = self
             .conn
             .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
@@ -183,42 +144,7 @@ impl HistoryStore {
         for rec in records {
             let r = &rec.run;
             let inserted = tx
-                .execute(
-                    "INSERT OR IGNORE INTO runs (run_key, created_unix_s, card_uuid, gpu_name, class_slug,
-                        driver_version, cuda_driver_api, nvrtc_version, cudarc_feature, tool_version, profile,
-                        filter, sample_size, wall_time_s, samples, throttled_samples, throttle_share,
-                        throttle_reasons, median_sm_mhz, median_power_w, sm_clock_max_mhz, power_limit_w,
-                        foreign_processes, foreign_processes_json, source)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                        ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
-                    params![
-                        r.run_key,
-                        r.created_unix_s,
-                        r.card_uuid,
-                        r.gpu_name,
-                        r.class_slug,
-                        r.driver_version,
-                        r.cuda_driver_api,
-                        r.nvrtc_version,
-                        r.cudarc_feature,
-                        r.tool_version,
-                        r.profile,
-                        r.filter,
-                        r.sample_size,
-                        r.wall_time_s,
-                        r.samples,
-                        r.throttled_samples,
-                        r.throttle_share,
-                        r.throttle_reasons,
-                        r.median_sm_mhz,
-                        r.median_power_w,
-                        r.sm_clock_max_mhz,
-                        r.power_limit_w,
-                        r.foreign_processes,
-                        r.foreign_processes_json,
-                        r.source,
-                    ],
-                )
+                .execute(&insert("OR IGNORE", "runs", &[], RUN_COLUMNS), params_from_iter(values(RUN_COLUMNS, r)))
                 .map_err(e)?;
             if inserted == 0 {
                 outcome.already += 1;
@@ -243,40 +169,6 @@ impl HistoryStore {
 }
 
 fn insert_metric(tx: &rusqlite::Transaction<'_>, run_id: i64, m: &MetricRow) -> rusqlite::Result<usize> {
-    let finite = |v: f64| v.is_finite().then_some(v);
-    tx.execute(
-        "INSERT OR REPLACE INTO metrics (run_id, benchmark, family, metric, unit, params_hash, params_json, better,
-            domain, n, median, stdev, min, max, norm_unit, norm_median, eff_clock_mhz, mem_clock_mhz, power_w,
-            throttle_share, kernel_hash, sm_n, sm_median, sm_min, sm_max, sm_iqr)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-            ?22, ?23, ?24, ?25, ?26)",
-        params![
-            run_id,
-            m.benchmark,
-            m.family,
-            m.metric,
-            m.unit,
-            m.params_hash,
-            m.params_json,
-            m.better,
-            m.domain,
-            m.n,
-            finite(m.median),
-            finite(m.stdev),
-            finite(m.min),
-            finite(m.max),
-            m.norm_unit,
-            m.norm_median,
-            m.eff_clock_mhz,
-            m.mem_clock_mhz,
-            m.power_w,
-            m.throttle_share,
-            m.kernel_hash,
-            m.sm.map(|s| s.n),
-            m.sm.map(|s| s.median),
-            m.sm.map(|s| s.min),
-            m.sm.map(|s| s.max),
-            m.sm.map(|s| s.iqr),
-        ],
-    )
+    let sql = insert("OR REPLACE", "metrics", &["run_id"], METRIC_COLUMNS);
+    tx.execute(&sql, params_from_iter(std::iter::once(Value::Integer(run_id)).chain(values(METRIC_COLUMNS, m))))
 }

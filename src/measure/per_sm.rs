@@ -97,7 +97,7 @@ impl SmTotals {
         }
         rates.sort_by(f64::total_cmp);
         let n = rates.len();
-        let median = if n % 2 == 1 { rates[n / 2] } else { 0.5 * (rates[n / 2 - 1] + rates[n / 2]) };
+        let median = crate::stats::median_sorted(&rates);
         let mean = rates.iter().sum::<f64>() / n as f64;
         Some(PerSmRate { median, mean, min: rates[0], max: rates[n - 1], sms: n })
     }

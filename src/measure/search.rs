@@ -21,13 +21,8 @@ pub struct Trial<C> {
 impl<C> Trial<C> {
     /// Median of the finite values, if any.
     pub fn score(&self) -> Option<f64> {
-        let mut v: Vec<f64> = self.values.iter().copied().filter(|x| x.is_finite()).collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        Some(if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) })
+        let finite: Vec<f64> = self.values.iter().copied().filter(|x| x.is_finite()).collect();
+        crate::stats::median(&finite)
     }
 }
 

@@ -48,11 +48,11 @@ pub fn baseline_report(b: &Baseline, label: &str, rule: &Rule, all: bool) -> Str
     let t = &b.telemetry;
     out.push_str(&format!(
         "telemetry: median SM clock {}, NVML in {} of {} runs, {} of {} sampled windows throttled\n",
-        t.median_sm_mhz.map(|m| format!("{m:.0} MHz")).unwrap_or_else(|| "unknown".into()),
+        t.throttle.median_sm_mhz.map(|m| format!("{m:.0} MHz")).unwrap_or_else(|| "unknown".into()),
         t.runs_with_nvml,
         b.runs.len(),
-        t.throttled_samples,
-        t.samples
+        t.throttle.throttled_samples,
+        t.throttle.samples
     ));
     out.push_str(&format!("{}\n", provenance_table(&b.kernels)));
     out.push_str(&format!("{}\n", family_noise_table(b, rule)));

@@ -9,6 +9,7 @@ pub mod header;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod svg;
 pub mod table;
 pub mod verdict_table;
 

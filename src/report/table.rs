@@ -3,7 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use crate::results::{BenchmarkResult, ClockDomain, ResultsDocument, Summary};
+use crate::results::{BenchmarkResult, ClockDomain, ResultsDocument};
 
 /// Formats a value with four significant digits, switching to scientific notation for very
 /// large or small magnitudes.
@@ -29,9 +29,7 @@ pub fn format_value(v: f64) -> String {
 
 /// Median effective SM clock of a benchmark's samples, MHz.
 pub fn median_clock_mhz(b: &BenchmarkResult) -> Option<f64> {
-    let mhz: Vec<f64> = b.clocks.iter().filter_map(|c| c.mhz()).collect();
-    let s = Summary::of(&mhz);
-    (s.n > 0).then_some(s.median)
+    median_of(b.clocks.iter().filter_map(|c| c.mhz()))
 }
 
 /// Median SM clock NVML reported over a benchmark's samples, MHz.
@@ -45,8 +43,7 @@ pub fn median_power_w(b: &BenchmarkResult) -> Option<f64> {
 }
 
 fn median_of(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let s = Summary::of(&values.collect::<Vec<_>>());
-    (s.n > 0).then_some(s.median)
+    crate::stats::median(&values.collect::<Vec<_>>())
 }
 
 /// One row per metric: benchmark, metric, median, unit, relative spread, samples, the

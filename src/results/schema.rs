@@ -309,7 +309,7 @@ impl Spread {
         let q = |p: f64| crate::stats::percentile_sorted(&sorted, p);
         Spread {
             n: sorted.len(),
-            median: q(0.5),
+            median: crate::stats::median_sorted(&sorted),
             q1: q(0.25),
             q3: q(0.75),
             min: sorted[0],
@@ -412,7 +412,7 @@ impl Summary {
         }
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let median = if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) };
+        let median = crate::stats::median_sorted(&sorted);
         let mean = values.iter().sum::<f64>() / n as f64;
         let stdev =
             if n > 1 { (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
@@ -511,22 +511,32 @@ pub struct ForeignProcess {
     pub note: Option<String>,
 }
 
-/// How much of a run throttled, and why.
+/// How many samples throttled and why, with their median clock and power: the part that a
+/// run's telemetry ([`RunTelemetry`]) and a baseline's (`baseline::TelemetrySummary`) share,
+/// written into either's JSON object as its own fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct RunTelemetry {
-    /// Whether NVML was available.
-    pub nvml: bool,
+pub struct ThrottleSummary {
     /// Samples of all benchmarks.
     pub samples: usize,
     /// Of those, throttled.
     pub throttled_samples: usize,
-    /// Throttled samples per reason.
+    /// Throttled samples per slowdown reason.
     #[serde(default)]
     pub reasons: BTreeMap<String, usize>,
     /// Median effective SM clock over all kernel-clocked samples, MHz.
     pub median_sm_mhz: Option<f64>,
     /// Median board power over all samples, W.
     pub median_power_w: Option<f64>,
+}
+
+/// How much of a run throttled, and why.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunTelemetry {
+    /// Whether NVML was available.
+    pub nvml: bool,
+    /// Samples, throttling and median clock and power.
+    #[serde(flatten)]
+    pub throttle: ThrottleSummary,
     /// Every foreign process seen during the run (largest memory and utilisation seen).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_processes: Vec<ForeignProcess>,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime};
 
-use super::devices::{child_args, isolate};
+use super::devices::{child_args, isolate, results_file_name};
 use crate::error::{Error, Result};
 use crate::results::ResultsDocument;
 
@@ -23,6 +23,15 @@ pub struct DeviceRun {
     pub results: PathBuf,
     /// Where its process's stdout and stderr go.
     pub log: PathBuf,
+}
+
+impl DeviceRun {
+    /// GPU `uuid` at CUDA `ordinal`, its results and log named after its UUID in `dir`.
+    pub fn in_dir(ordinal: usize, uuid: &str, dir: &Path) -> Self {
+        let results = results_file_name(uuid);
+        let log = format!("{}.log", results.trim_end_matches(".json"));
+        DeviceRun { ordinal, uuid: uuid.to_string(), results: dir.join(results), log: dir.join(log) }
+    }
 }
 
 /// How one GPU's process ended.
@@ -110,14 +119,9 @@ mod tests {
         )
         .unwrap();
         std::process::Command::new("chmod").arg("+x").arg(&exe).status().unwrap();
-        let runs: Vec<DeviceRun> = (0..2)
-            .map(|i| DeviceRun {
-                ordinal: i,
-                uuid: format!("GPU-{i}"),
-                results: dir.path().join(format!("GPU-{i}.json")),
-                log: dir.path().join(format!("GPU-{i}.log")),
-            })
-            .collect();
+        let runs: Vec<DeviceRun> = (0..2).map(|i| DeviceRun::in_dir(i, &format!("GPU-{i}"), dir.path())).collect();
+        assert_eq!(runs[1].results, dir.path().join("GPU-1.json"));
+        assert_eq!(runs[1].log, dir.path().join("GPU-1.log"));
         let out = run_devices(&exe, &["--device".into(), "all".into()], &runs, None).unwrap();
         assert_eq!(out.iter().map(|o| o.code).collect::<Vec<_>>(), vec![0, 3]);
         assert_eq!(out[1].reason.as_deref(), Some("no CUDA GPU: gone"));

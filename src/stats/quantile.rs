@@ -21,9 +21,32 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
     Some(percentile_sorted(&sorted, p))
 }
 
-/// Median of `values`; `None` for an empty slice.
+/// Median of sorted values: the middle one, or the mean of the middle two. `sorted` must be
+/// non-empty.
+pub fn median_sorted(sorted: &[f64]) -> f64 {
+    debug_assert!(!sorted.is_empty());
+    let n = sorted.len();
+    if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) }
+}
+
+/// Median of `values`; `None` for an empty slice. The one median of the crate: every median,
+/// MAD and robust z-score goes through it.
 pub fn median(values: &[f64]) -> Option<f64> {
-    percentile(values, 0.5)
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some(median_sorted(&sorted))
+}
+
+/// The upper of the middle values (the median of an odd count): a median that is one of the
+/// values, for where an observed value must stand for the set (a step height, a count of
+/// entries). `None` for an empty slice.
+pub fn median_element(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied()
 }
 
 /// Median absolute deviation from the median; `None` for an empty slice.
@@ -53,6 +76,13 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
         assert_eq!(median(&[]), None);
+        // The mean of the middle two, rounded once: 0.1 and 0.2 give 0.15000000000000002.
+        assert_eq!(median(&[0.2, 0.1]), Some(0.5 * (0.1 + 0.2)));
+        assert_eq!(median_sorted(&[1.0, 2.0, 10.0, 11.0]), 6.0);
+        assert_eq!(median(&[1.0, f64::INFINITY, 3.0]), Some(3.0));
+        assert_eq!(median_element(&[8.0, 4.0]), Some(8.0));
+        assert_eq!(median_element(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median_element(&[]), None);
     }
 
     #[test]

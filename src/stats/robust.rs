@@ -4,15 +4,20 @@
 
 use super::quantile::{mad, median};
 
-/// 0.6745 (x - median) / MAD for every value (Iglewicz and Hoaglin's modified z-score). The MAD
-/// is floored at `rel_floor` x |median|, so that a set of nearly identical values does not turn
-/// a tiny difference into a huge score. Empty input gives an empty vector.
+/// 0.6745 (x - median) / MAD (Iglewicz and Hoaglin's modified z-score) of `x` in a set of that
+/// `median` and `mad`. The MAD is floored at `rel_floor` x |median|, so that a set of nearly
+/// identical values does not turn a tiny difference into a huge score.
+pub fn modified_z(x: f64, median: f64, mad: f64, rel_floor: f64) -> f64 {
+    let scale = mad.max(rel_floor * median.abs()).max(f64::MIN_POSITIVE);
+    0.6745 * (x - median) / scale
+}
+
+/// [`modified_z`] of every value in its own set. Empty input gives an empty vector.
 pub fn robust_z(values: &[f64], rel_floor: f64) -> Vec<f64> {
     let (Some(med), Some(m)) = (median(values), mad(values)) else {
         return Vec::new();
     };
-    let scale = m.max(rel_floor * med.abs()).max(f64::MIN_POSITIVE);
-    values.iter().map(|v| 0.6745 * (v - med) / scale).collect()
+    values.iter().map(|&v| modified_z(v, med, m, rel_floor)).collect()
 }
 
 #[cfg(test)]
@@ -36,5 +41,8 @@ mod tests {
         // MAD 0, floor 1.0: 0.6745 * 0.5
         assert!((z[3] - 0.33725).abs() < 1e-9, "{}", z[3]);
         assert!(robust_z(&[], 0.01).is_empty());
+        // MAD 4 above the floor of 1: 0.6745 * -10 / 4.
+        assert!((modified_z(90.0, 100.0, 4.0, 0.01) + 1.68625).abs() < 1e-12);
+        assert!(modified_z(1.0, 0.0, 0.0, 0.01).is_finite(), "a zero median and MAD stay finite");
     }
 }

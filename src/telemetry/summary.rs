@@ -1,6 +1,6 @@
 //! The run-level view of telemetry: how much of the run throttled and why.
 
-use crate::results::{BenchmarkResult, RunTelemetry, Summary};
+use crate::results::{BenchmarkResult, RunTelemetry};
 
 /// Summarises the telemetry of every benchmark of a run.
 pub fn run_summary(benchmarks: &[BenchmarkResult]) -> RunTelemetry {
@@ -11,43 +11,40 @@ pub fn run_summary(benchmarks: &[BenchmarkResult]) -> RunTelemetry {
         clocks.extend(b.clocks.iter().filter_map(|c| c.mhz()));
         for t in &b.telemetry {
             out.nvml |= t.readings > 0 || t.sm_mhz.is_some();
-            out.samples += 1;
+            out.throttle.samples += 1;
             power.extend(t.power_w);
             if !t.foreign_processes.is_empty() {
                 out.shared_samples += 1;
                 super::processes::merge(&mut out.foreign_processes, t.foreign_processes.iter().cloned());
             }
             if t.throttled {
-                out.throttled_samples += 1;
+                out.throttle.throttled_samples += 1;
                 for r in &t.slowdown {
-                    *out.reasons.entry(r.clone()).or_default() += 1;
+                    *out.throttle.reasons.entry(r.clone()).or_default() += 1;
                 }
             }
         }
     }
-    let median = |v: &[f64]| {
-        let s = Summary::of(v);
-        (s.n > 0).then_some(s.median)
-    };
-    out.median_sm_mhz = median(&clocks);
-    out.median_power_w = median(&power);
+    out.throttle.median_sm_mhz = crate::stats::median(&clocks);
+    out.throttle.median_power_w = crate::stats::median(&power);
     out
 }
 
 /// One line for people: "3 of 412 samples throttled (sw_power_cap: 3); SM 1980 MHz, 512 W".
 pub fn describe(t: &RunTelemetry) -> String {
+    let th = &t.throttle;
     let mut s = if !t.nvml {
         "no NVML telemetry".to_string()
-    } else if t.throttled_samples == 0 {
-        format!("none of {} samples throttled", t.samples)
+    } else if th.throttled_samples == 0 {
+        format!("none of {} samples throttled", th.samples)
     } else {
-        let reasons: Vec<String> = t.reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
-        format!("{} of {} samples throttled ({})", t.throttled_samples, t.samples, reasons.join(", "))
+        let reasons: Vec<String> = th.reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+        format!("{} of {} samples throttled ({})", th.throttled_samples, th.samples, reasons.join(", "))
     };
-    if let Some(mhz) = t.median_sm_mhz {
+    if let Some(mhz) = th.median_sm_mhz {
         s.push_str(&format!("; median SM clock {mhz:.0} MHz"));
     }
-    if let Some(w) = t.median_power_w {
+    if let Some(w) = th.median_power_w {
         s.push_str(&format!(", median power {w:.0} W"));
     }
     if !t.foreign_processes.is_empty() {
@@ -55,7 +52,7 @@ pub fn describe(t: &RunTelemetry) -> String {
             "; {} used this GPU during {} of {} samples (their metrics are INCONCLUSIVE)",
             super::processes::describe_all(&t.foreign_processes),
             t.shared_samples,
-            t.samples
+            th.samples
         ));
     }
     s
@@ -116,10 +113,10 @@ mod tests {
             bench(&[Some("sw_power_cap"), Some("clock_below_max")]),
         ]);
         assert!(t.nvml);
-        assert_eq!((t.samples, t.throttled_samples), (4, 3));
-        assert_eq!(t.reasons["sw_power_cap"], 2);
-        assert_eq!(t.reasons["clock_below_max"], 1);
-        assert_eq!(t.median_sm_mhz, Some(1980.0));
+        assert_eq!((t.throttle.samples, t.throttle.throttled_samples), (4, 3));
+        assert_eq!(t.throttle.reasons["sw_power_cap"], 2);
+        assert_eq!(t.throttle.reasons["clock_below_max"], 1);
+        assert_eq!(t.throttle.median_sm_mhz, Some(1980.0));
         assert_eq!(
             describe(&t),
             "3 of 4 samples throttled (clock_below_max: 1, sw_power_cap: 2); median SM clock 1980 MHz, median power 500 W"

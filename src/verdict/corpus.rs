@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::baseline::{BASELINE_SCHEMA, Baseline};
+use crate::baseline::{BASELINE_SCHEMA, Baseline, schema_of};
 use crate::error::{Error, Result};
 use crate::results::{RESULTS_SCHEMA, ResultsDocument, is_tarball, json_members, parse_json};
 
@@ -87,13 +87,9 @@ fn visit(path: &Path, corpus: &mut Corpus) -> Result<()> {
 }
 
 fn add(path: &Path, label: &str, bytes: &[u8], corpus: &mut Corpus) -> Result<()> {
-    #[derive(serde::Deserialize)]
-    struct Tag {
-        schema: Option<String>,
-    }
-    let bytes = &*crate::results::decompressed(path, bytes)?;
-    let tag: Option<Tag> = serde_json::from_slice(bytes).ok();
-    match tag.and_then(|t| t.schema).as_deref() {
+    let (schema, bytes) = schema_of(path, bytes)?;
+    let bytes = &*bytes;
+    match schema.as_deref() {
         Some(RESULTS_SCHEMA) => corpus.runs.push((label.to_string(), parse_json(path, bytes, RESULTS_SCHEMA)?)),
         Some(BASELINE_SCHEMA) => {
             let b = Baseline::parse(path, bytes)?;

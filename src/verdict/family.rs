@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use super::{Level, Verdict};
 use crate::results::Better;
-use crate::stats::{median, t_quantile};
+use crate::stats::{median, normal_quantile, t_quantile};
 
 /// Fewest metrics of a family judged at one level for the family to be judged whole.
 pub(crate) const MIN_FAMILY_METRICS: usize = 5;
@@ -213,7 +213,7 @@ pub(crate) fn judge(family: &str, members: &[Member], rule: &FamilyRule) -> Opti
     };
     let p = 0.5 + rule.confidence / 2.0;
     let t = t_quantile(p, df.floor().min(f64::from(u32::MAX)) as u32);
-    let z = t_quantile(p, 1_000_000);
+    let z = normal_quantile(p);
     let half_width = (t * spread).max(z * rule.floor).exp_m1();
     let threshold = rule.minimum.max(half_width);
     let worse_by = change.exp_m1();

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use super::boards::{BoardSplit, Boards};
 use super::noise::Spread;
-use crate::stats::t_quantile;
+use crate::stats::{normal_quantile, t_quantile};
 
 /// The level of variance a metric's verdict was judged at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -154,7 +154,7 @@ pub(crate) struct Learned {
 /// band is never narrower than the exact one); the normal quantile below one.
 fn quantile(confidence: f64, df: f64) -> f64 {
     let p = 0.5 + confidence / 2.0;
-    if df >= 1.0 { t_quantile(p, df.floor().min(f64::from(u32::MAX)) as u32) } else { t_quantile(p, 1_000_000) }
+    if df >= 1.0 { t_quantile(p, df.floor().min(f64::from(u32::MAX)) as u32) } else { normal_quantile(p) }
 }
 
 /// The band for the median of `n` new runs around `reference`, at two-sided `confidence`:

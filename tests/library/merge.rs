@@ -78,5 +78,5 @@ fn records_get_criterion_estimates_and_foreign_benches_get_a_time_metric() {
     assert_eq!(saxpy.family, "user_bench");
     assert_eq!(saxpy.metrics[0].name, "time");
     assert_eq!(saxpy.metrics[0].samples, vec![10.0, 11.0, 10.0]);
-    assert_eq!(doc.telemetry.as_ref().unwrap().samples, 0, "the fixture predates NVML telemetry");
+    assert_eq!(doc.telemetry.as_ref().unwrap().throttle.samples, 0, "the fixture predates NVML telemetry");
 }

@@ -105,9 +105,9 @@ fn injected_power_cap_windows_are_classified_throttled_and_counted() {
     assert_eq!(r.telemetry[6].slowdown, vec!["sw_power_cap", "power_violation"]);
     assert_eq!(r.telemetry[13].slowdown, vec!["clock_below_max"]);
     let summary = run_summary(std::slice::from_ref(&r));
-    assert_eq!(summary.throttled_samples, 8);
-    assert_eq!(summary.reasons["sw_power_cap"], 5);
-    assert_eq!(summary.reasons["clock_below_max"], 3);
+    assert_eq!(summary.throttle.throttled_samples, 8);
+    assert_eq!(summary.throttle.reasons["sw_power_cap"], 5);
+    assert_eq!(summary.throttle.reasons["clock_below_max"], 3);
     // discarding on request keeps only the clean samples
     let kept = build_result("stream", &bench, &samples, max_mhz, ThrottlePolicy::Discard);
     assert_eq!(kept.metrics[0].samples.len(), flags.len() - 8);

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use gpubench::error::{Error, Result};
 use gpubench::fleet::report::{devices_table, side_by_side};
 use gpubench::results::ResultsDocument;
-use gpubench::runner::devices::{results_file_name, worst_exit_code};
+use gpubench::runner::devices::worst_exit_code;
 use gpubench::runner::fanout::{DeviceRun, run_devices};
 use gpubench::runner::{self, archive};
 
@@ -52,16 +52,8 @@ pub fn run_many(args: RunArgs) -> Result<i32> {
     };
     let dir = args.output.clone().unwrap_or(default_dir);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let runs: Vec<DeviceRun> = ordinals
-        .iter()
-        .zip(&uuids)
-        .map(|(&ordinal, uuid)| DeviceRun {
-            ordinal,
-            uuid: uuid.clone(),
-            results: dir.join(results_file_name(uuid)),
-            log: dir.join(results_file_name(uuid).replace(".json", ".log")),
-        })
-        .collect();
+    let runs: Vec<DeviceRun> =
+        ordinals.iter().zip(&uuids).map(|(&ordinal, uuid)| DeviceRun::in_dir(ordinal, uuid, &dir)).collect();
     eprintln!("measuring {} GPUs at once ({}), results in {}", runs.len(), uuids.join(", "), dir.display());
     // Ctrl-C reaches the GPUs' processes too: they stop after writing what finished, and this
     // process waits for them and reports (exit code 130).

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use gpubench::baseline::BaselineKey;
 use gpubench::error::{Error, Result, exit};
 use gpubench::fleet::{self, FleetRule, LoadedRun, health};
-use gpubench::runner::devices::{DeviceSelection, results_file_name, worst_exit_code};
+use gpubench::runner::devices::{DeviceSelection, worst_exit_code};
 use gpubench::runner::fanout::{DeviceRun, run_devices};
 
 use crate::cli::HealthArgs;
@@ -38,16 +38,8 @@ fn check(args: &HealthArgs, selection: &DeviceSelection) -> Result<(i32, Vec<Str
     // Without --out: a fresh private folder, removed when the check ends (however it ends
     // short of a kill).
     let (dir, _scratch) = scratch_dir(args.out.as_deref())?;
-    let runs: Vec<DeviceRun> = ordinals
-        .iter()
-        .zip(&uuids)
-        .map(|(&ordinal, uuid)| DeviceRun {
-            ordinal,
-            uuid: uuid.clone(),
-            results: dir.join(results_file_name(uuid)),
-            log: dir.join(results_file_name(uuid).replace(".json", ".log")),
-        })
-        .collect();
+    let runs: Vec<DeviceRun> =
+        ordinals.iter().zip(&uuids).map(|(&ordinal, uuid)| DeviceRun::in_dir(ordinal, uuid, &dir)).collect();
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let child: Vec<OsString> = health::run_args(args.timeout).into_iter().map(OsString::from).collect();
     let outcomes = run_devices(&exe, &child, &runs, args.archive.as_deref())?;

@@ -8,6 +8,7 @@ use super::traces::Found;
 use super::{banks, constant, granularity, l1, l2, levels, tlb, traces};
 use crate::dissect::data::{Curve, Path, Sweeps};
 use crate::results::{Fact, FactValue};
+use crate::stats::median_element;
 
 /// One row of the summary table (Meltzer et al.'s: level, size, line, sets, ways, latency, policy).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -207,11 +208,6 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
     let mut rows = Vec::new();
     if let Some((curve, fit)) = sweeps.curve("size/cg").and_then(|c| Some((c, l2::fit(c, overhead)?))) {
         let (near, far, whole) = l2::answers(&fit, &curve.id, sweeps.device.identity.l2_bytes);
-        let median = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied()
-        };
         // The sweep's stride is the fetch granularity found first: an unsure one (a stride
         // coarser than the line skips lines) makes every capacity at that stride unsure too.
         let stride_confidence = d.fact("l2.fetch_bytes").map(|f| f.confidence).unwrap_or(1.0);
@@ -254,7 +250,7 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
         let (near_samples, near_spread) = samples(l2::SmLevel::Near, &fit.near_samples);
         let (far_samples, far_spread) = samples(l2::SmLevel::Far, &fit.far_samples);
         let (dram_samples, dram_spread) = samples(l2::SmLevel::Dram, &fit.dram_samples);
-        let near_hit = median(&near_samples);
+        let near_hit = median_element(&near_samples);
         if !near_samples.is_empty() {
             d.latencies.push(LatencySamples { name: "l2.near.hit".into(), samples: near_samples.clone() });
         }
@@ -268,7 +264,7 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
         });
         if !far_samples.is_empty() {
             d.latencies.push(LatencySamples { name: "l2.far.hit".into(), samples: far_samples.clone() });
-            let far_hit = median(&far_samples);
+            let far_hit = median_element(&far_samples);
             let over = far_hit.zip(near_hit).map(|(f, n)| format!("+{:.0} cycles over near", f - n));
             rows.push(Row {
                 level: "L2 far".into(),
@@ -285,7 +281,7 @@ fn l2(d: &mut Dissection, sweeps: &Sweeps, overhead: f64) {
             rows.push(Row { level: "L2 (whole)".into(), size_bytes: whole_bytes, ..Row::default() });
         }
         if !dram_samples.is_empty() {
-            let latency_cycles = median(&dram_samples);
+            let latency_cycles = median_element(&dram_samples);
             d.latencies.push(LatencySamples { name: "dram".into(), samples: dram_samples });
             rows.push(Row { level: "DRAM".into(), latency_cycles, latency_from: dram_spread, ..Row::default() });
         }

@@ -24,6 +24,7 @@
 use super::cluster;
 use super::levels::{self, roundest};
 use crate::dissect::data::{Curve, Histogram, Point};
+use crate::stats::median_element;
 
 /// Relative tolerance above the crossing for the rounded value of a step.
 const STEP_ROUND: f64 = 0.01;
@@ -114,9 +115,8 @@ pub fn step(xs: &[u64], shares: &[f64], min_plateau: f64) -> Option<Step> {
     if top < min_plateau {
         return None;
     }
-    let mut high: Vec<f64> = shares.iter().copied().filter(|s| *s >= 0.9 * top).collect();
-    high.sort_by(f64::total_cmp);
-    let plateau = high[high.len() / 2];
+    let high: Vec<f64> = shares.iter().copied().filter(|s| *s >= 0.9 * top).collect();
+    let plateau = median_element(&high)?;
     let half = 0.5 * plateau;
     let n = shares.len();
     if *shares.last()? > 0.25 * plateau {

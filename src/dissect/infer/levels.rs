@@ -13,6 +13,7 @@
 
 use super::cluster::{self, Clusters};
 use crate::dissect::data::{Curve, Histogram, Point};
+use crate::stats::median_element;
 
 /// A cluster must serve at least this share of some point's accesses to be a level.
 const LEVEL_SHARE: f64 = 0.2;
@@ -175,15 +176,14 @@ fn level_over(
     let on_plateau: Vec<bool> = own.iter().map(|s| *s >= 0.9 * plateau_share).collect();
     let from = if lo == 0 { 0.0 } else { clusters.bounds[lo - 1] };
     let to = clusters.bounds.get(hi).copied().unwrap_or(f64::INFINITY);
-    let mut medians: Vec<f64> = points
+    let medians: Vec<f64> = points
         .iter()
         .zip(&on_plateau)
         .filter(|(_, on)| **on)
         .filter_map(|(p, _)| p.hist.median_between(from, to))
         .collect();
     let samples: Vec<f64> = medians.iter().map(|m| m - overhead).collect();
-    medians.sort_by(f64::total_cmp);
-    let latency = medians.get(medians.len() / 2).copied().unwrap_or(clusters.centers[lo]) - overhead;
+    let latency = median_element(&medians).unwrap_or(clusters.centers[lo]) - overhead;
     let start = on_plateau.iter().position(|&b| b).unwrap_or(0);
     // A level that still serves its plateau share at the largest footprint backs the others;
     // one that has lost part of it for good is a cache with a knee.
@@ -200,9 +200,8 @@ fn level_over(
 
 /// A level's plateau share: the median of its shares that come within 10% of the highest.
 fn plateau(own: &[f64], top: f64) -> f64 {
-    let mut high: Vec<f64> = own.iter().copied().filter(|s| *s >= 0.9 * top).collect();
-    high.sort_by(f64::total_cmp);
-    high[high.len() / 2]
+    let high: Vec<f64> = own.iter().copied().filter(|s| *s >= 0.9 * top).collect();
+    median_element(&high).unwrap_or(f64::NAN)
 }
 
 fn backing_latency(points: &[Point], clusters: &Clusters, levels: &[Level], overhead: f64) -> Option<(f64, Vec<f64>)> {
@@ -215,10 +214,7 @@ fn backing_latency(points: &[Point], clusters: &Clusters, levels: &[Level], over
         .filter_map(|p| p.hist.median_between(lo, f64::INFINITY))
         .map(|m| m - overhead)
         .collect();
-    let mut sorted = samples.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = *sorted.get(sorted.len() / 2)?;
-    Some((median, samples))
+    Some((median_element(&samples)?, samples))
 }
 
 /// Whether each point has lost part of the share of the level of clusters `lo..=hi`: for a pure
@@ -229,9 +225,7 @@ fn dirty_points(points: &[Point], clusters: &Clusters, lo: usize, hi: usize, pla
         let deficit: Vec<f64> = points.iter().map(|p| 1.0 - share_in(clusters, &p.hist, 0, hi)).collect();
         // Stray slow accesses: the typical deficit before the level clearly runs out.
         let end = deficit.iter().position(|d| *d > 0.05).unwrap_or(deficit.len());
-        let mut clean: Vec<f64> = deficit[..end].to_vec();
-        clean.sort_by(f64::total_cmp);
-        let floor = clean.get(clean.len() / 2).copied().unwrap_or(0.0);
+        let floor = median_element(&deficit[..end]).unwrap_or(0.0);
         points
             .iter()
             .zip(&deficit)

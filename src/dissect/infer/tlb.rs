@@ -11,6 +11,7 @@
 use super::levels::roundest;
 use super::traces::Found;
 use crate::dissect::data::{Curve, Point};
+use crate::stats::median_element;
 
 /// Steps must exceed this many standard errors of the difference of the segment means (the
 /// noise estimate ignores slow drifts, so the bar is high).
@@ -94,12 +95,11 @@ fn mean(v: &[f64]) -> f64 {
 /// Point-to-point noise of a curve: the median absolute first difference, scaled to a standard
 /// deviation of one point (robust to the steps themselves).
 fn noise(y: &[f64]) -> f64 {
-    let mut d: Vec<f64> = y.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    let d: Vec<f64> = y.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
     if d.is_empty() {
         return MIN_NOISE;
     }
-    d.sort_by(f64::total_cmp);
-    (1.4826 * d[d.len() / 2] / 2f64.sqrt()).max(MIN_NOISE)
+    (1.4826 * median_element(&d).unwrap_or(0.0) / 2f64.sqrt()).max(MIN_NOISE)
 }
 
 /// The significant upward steps of a footprint curve, by footprint.
@@ -136,9 +136,9 @@ pub fn zoom_brackets(curve: &Curve) -> Vec<(u64, u64)> {
     steps(curve).iter().filter(|s| s.after - s.before > curve.stride_bytes).map(|s| (s.before, s.after)).collect()
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// The middle value of a non-empty set (the upper one of an even count).
+fn median(v: &[f64]) -> f64 {
+    median_element(v).unwrap_or(f64::NAN)
 }
 
 /// True when `a` and `b` lie within `FLAT` of each other (relative to `b`).
@@ -185,8 +185,8 @@ fn flat_group(per_stride: &[(u64, Vec<Step>)], eligible: &[Vec<Step>]) -> Option
                 if matched.len() < 2 || matched[0].0 != per_stride[lo].0 || matched.len() <= mismatched {
                     continue;
                 }
-                let mut ratios: Vec<f64> = matched.iter().map(|(s, x)| x.knee() as f64 / *s as f64).collect();
-                let entries = median(&mut ratios).round().max(1.0) as u64;
+                let ratios: Vec<f64> = matched.iter().map(|(s, x)| x.knee() as f64 / *s as f64).collect();
+                let entries = median(&ratios).round().max(1.0) as u64;
                 let from = matched[0].0;
                 groups.push((matched.len() as i64 - mismatched as i64, Flat { entries, from, matched, mismatched }));
             }
@@ -248,8 +248,8 @@ fn unit_of(per_stride: &[(u64, Vec<Step>)], flat: &Flat, height0: f64) -> Found<
             ),
         };
     };
-    let mut knees: Vec<f64> = support.iter().map(|(_, x)| x.knee() as f64).collect();
-    let reach = median(&mut knees);
+    let knees: Vec<f64> = support.iter().map(|(_, x)| x.knee() as f64).collect();
+    let reach = median(&knees);
     let lg = (reach / e).log2();
     let value = 1u64 << (lg.round().max(0.0) as u32);
     let off = (lg - lg.round()).abs();
@@ -299,8 +299,8 @@ pub fn fit(curves: &[&Curve]) -> Option<TlbFit> {
         let unit = match &first {
             Some((u, _)) => u.value,
             None => {
-                let mut heights: Vec<f64> = flat.matched.iter().map(|(_, x)| x.height).collect();
-                let height0 = median(&mut heights);
+                let heights: Vec<f64> = flat.matched.iter().map(|(_, x)| x.height).collect();
+                let height0 = median(&heights);
                 let u = unit_of(&per_stride, &flat, height0);
                 let v = u.value;
                 first = Some((u, height0));
@@ -329,8 +329,8 @@ pub fn fit(curves: &[&Curve]) -> Option<TlbFit> {
         .enumerate()
         .map(|(i, flat)| {
             let n = flat.matched.len();
-            let mut h: Vec<f64> = flat.matched.iter().map(|(_, x)| x.height).collect();
-            let height = median(&mut h);
+            let h: Vec<f64> = flat.matched.iter().map(|(_, x)| x.height).collect();
+            let height = median(&h);
             let against = if flat.mismatched > 0 {
                 format!(", {} stride(s) in that range with steps elsewhere", flat.mismatched)
             } else {
