@@ -143,7 +143,7 @@ fn false_alarms(slug: &str) -> (usize, usize, std::collections::BTreeSet<String>
 /// fourteen other cards judged against them: no class alarm; one same-card alarm, CAS without
 /// contention 2.07 % low against the card's two other runs (band 2.0 %, the minimum effect).
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_false_alarms_against_baselines_learned_from_three_cards() {
     let (class, same, _, text) = false_alarms(H100);
     eprintln!("H100: {class} class, {same} same-card false alarms\n{text}");
@@ -154,7 +154,7 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
 /// two runs, so no per-card baseline of two runs can be formed; the same-card level is
 /// judged on the H100 cards.
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
     let (class, same, _, text) = false_alarms(H200);
     eprintln!("H200: {class} class, {same} same-card false alarms\n{text}");
@@ -215,13 +215,13 @@ fn single_metric_power(slug: &str, min_within_5: f64) {
 }
 
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_are_caught_where_stated() {
     single_metric_power(H100, 0.88);
 }
 
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_are_caught_where_stated() {
     single_metric_power(H200, 0.87);
 }
@@ -247,7 +247,7 @@ fn mixed(run: &ResultsDocument, family: &str) -> (ResultsDocument, BTreeMap<Stri
 }
 
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn a_family_split_both_ways_keeps_every_metrics_own_direction() {
     for slug in [H100, H200] {
         let w = workflow(&runs_by_card(slug));
@@ -291,7 +291,7 @@ fn unseen(by_card: &BTreeMap<String, Vec<ResultsDocument>>) -> BTreeMap<String, 
 }
 
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
     let h200 = runs_by_card(H200);
     let acme = unseen(&h200);
@@ -316,7 +316,7 @@ fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
 }
 
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn the_learned_model_states_spreads_with_their_degrees_of_freedom() {
     let w = workflow(&runs_by_card(H100));
     let model = w.class.noise.as_ref().unwrap();

@@ -164,7 +164,7 @@ fn dissect(cfg: &SimConfig) -> Dissection {
 const BANDS: [(f64, f64); 4] = [(0.0, 0.3), (0.3, 0.5), (0.5, 0.8), (0.8, 1.01)];
 
 #[test]
-#[ignore = "calibration replay, run apart: cargo test --test calibration --test dissect_calibration -- --ignored"]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn confident_facts_are_right_at_least_95_percent_of_the_time() {
     let cfgs = configs();
     let results: Vec<(String, Dissection)> = std::thread::scope(|s| {

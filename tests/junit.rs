@@ -5,36 +5,23 @@
 
 #[path = "support/junit_xml.rs"]
 mod junit_xml;
-
-use std::path::Path;
+#[path = "support/shifted.rs"]
+mod shifted;
 
 use gpubench::fleet::NodeStatus;
 use gpubench::fleet::analysis::{CardReport, FleetReport, FleetRule, GroupKey, GroupReport};
 use gpubench::report::junit;
-use gpubench::results::{Better, ResultsDocument, Summary};
 use gpubench::verdict::{Comparison, Rule, Side, Verdict, compare};
 use junit_xml::{NASTY, cases, survives, tally};
-
-fn fixture() -> ResultsDocument {
-    ResultsDocument::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-quick-run.json")).unwrap()
-}
-
-fn scale(doc: &mut ResultsDocument, id: &str, fraction: f64) {
-    let b = doc.benchmarks.iter_mut().find(|b| b.id == id).unwrap();
-    for m in &mut b.metrics {
-        let f = if m.better == Better::Lower { 1.0 + fraction } else { 1.0 / (1.0 + fraction) };
-        m.samples.iter_mut().for_each(|v| *v *= f);
-        m.summary = Summary::of(&m.samples);
-    }
-}
+use shifted::{quick_run, worsen};
 
 /// stream/triad 5 % slower (REGRESSED), stream/copy 5 % faster (IMPROVED), then one metric of
 /// each kind that is not judged, the regression renamed with [`NASTY`].
 fn comparison() -> Comparison {
-    let old = fixture();
+    let old = quick_run();
     let mut new = old.clone();
-    scale(&mut new, "stream/triad", 0.05);
-    scale(&mut new, "stream/copy", -0.05);
+    worsen(&mut new, "stream/triad", 0.05);
+    worsen(&mut new, "stream/copy", -0.05);
     let (old, new) = (vec![old], vec![new]);
     let mut c = compare(Side::of("baseline", &old), Side::of("new", &new), &Rule::default()).unwrap();
     let triad = c.metrics.iter_mut().find(|m| m.benchmark == "stream/triad").unwrap();
@@ -88,7 +75,7 @@ fn a_comparison_with_hostile_names_is_xml_with_its_verdicts_kept() {
 
 #[test]
 fn a_comparison_without_regressions_has_no_failure() {
-    let old = vec![fixture()];
+    let old = vec![quick_run()];
     let c = compare(Side::of("baseline", &old), Side::of("new", &old), &Rule::default()).unwrap();
     let read = cases(&junit(&c));
     assert_eq!(read.len(), c.metrics.len() + c.facts.len());

@@ -3,30 +3,18 @@
 
 #[path = "support/junit_xml.rs"]
 mod junit_xml;
-
-use std::path::Path;
+#[path = "support/shifted.rs"]
+mod shifted;
 
 use gpubench::report::{TableOptions, comparison_json, junit, markdown, verdict_report};
-use gpubench::results::{Better, ResultsDocument, SampleTelemetry, Summary};
+use gpubench::results::SampleTelemetry;
 use gpubench::verdict::{Comparison, Rule, Side, Verdict, compare};
-
-fn fixture() -> ResultsDocument {
-    ResultsDocument::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-quick-run.json")).unwrap()
-}
-
-fn worsen(doc: &mut ResultsDocument, id: &str, fraction: f64) {
-    let b = doc.benchmarks.iter_mut().find(|b| b.id == id).unwrap();
-    for m in &mut b.metrics {
-        let f = if m.better == Better::Lower { 1.0 + fraction } else { 1.0 / (1.0 + fraction) };
-        m.samples.iter_mut().for_each(|v| *v *= f);
-        m.summary = Summary::of(&m.samples);
-    }
-}
+use shifted::{quick_run, worsen};
 
 /// stream/triad 5 % slower (REGRESSED), stream/copy 5 % slower but throttled (INCONCLUSIVE),
 /// driver and NVRTC upgraded, latency.cu's code changed.
 fn comparison() -> Comparison {
-    let old = fixture();
+    let old = quick_run();
     let mut new = old.clone();
     worsen(&mut new, "stream/triad", 0.05);
     worsen(&mut new, "stream/copy", 0.05);
@@ -84,7 +72,7 @@ fn terminal_report_shows_the_upgrade_and_the_verdicts() {
     // The last line counts the metrics by what they could detect, and says what that cost: the
     // new side's runs and their wall time.
     assert!(lines.last().unwrap().starts_with("detects:  judged to "), "{plain}");
-    let seconds = fixture().wall_time_s;
+    let seconds = quick_run().wall_time_s;
     assert!(seconds > 0.0);
     assert!(lines.last().unwrap().ends_with(&format!("; from 1 run of {seconds:.0} s")), "{plain}");
     let all = verdict_report(&c, TableOptions { color: false, all: true });

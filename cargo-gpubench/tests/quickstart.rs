@@ -123,6 +123,7 @@ fn the_blocks_make_a_workspace() {
 }
 
 #[test]
+#[ignore = "builds a fresh workspace and its dependencies (minutes), run apart: cargo test --workspace --test quickstart -- --ignored"]
 fn the_quickstart_workspace_builds_and_runs_to_its_documented_end() {
     let dir = tempfile::tempdir().unwrap();
     write_workspace(dir.path());
@@ -175,6 +176,7 @@ fn the_quickstart_workspace_builds_and_runs_to_its_documented_end() {
 }
 
 #[test]
+#[ignore = "builds a fresh workspace and its dependencies (minutes), run apart: cargo test --workspace --test quickstart -- --ignored"]
 fn cargo_flags_reach_the_bench_build() {
     let dir = tempfile::tempdir().unwrap();
     write_workspace(dir.path());

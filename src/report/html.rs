@@ -117,15 +117,7 @@ pub fn html(c: &Comparison) -> String {
 
 /// One row per verdict that occurs: metrics and facts.
 fn counts(c: &Comparison) -> String {
-    let order = [
-        Verdict::Regressed,
-        Verdict::Improved,
-        Verdict::Inconclusive,
-        Verdict::NotMeasured,
-        Verdict::Insensitive,
-        Verdict::Pass,
-    ];
-    let rows: Vec<(String, Vec<String>)> = order
+    let rows: Vec<(String, Vec<String>)> = super::markdown::ORDER
         .into_iter()
         .map(|v| {
             (v, c.metrics.iter().filter(|m| m.verdict == v).count(), c.facts.iter().filter(|f| f.verdict == v).count())

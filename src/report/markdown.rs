@@ -50,8 +50,8 @@ pub fn markdown(c: &Comparison) -> String {
     s
 }
 
-/// The verdicts in the order a reader needs them.
-const ORDER: [Verdict; 6] = [
+/// The verdicts in the order a reader needs them (the Markdown and HTML reports).
+pub(crate) const ORDER: [Verdict; 6] = [
     Verdict::Regressed,
     Verdict::Improved,
     Verdict::Inconclusive,
