@@ -117,12 +117,8 @@ pub fn html(c: &Comparison) -> String {
 
 /// One row per verdict that occurs: metrics and facts.
 fn counts(c: &Comparison) -> String {
-    let rows: Vec<(String, Vec<String>)> = super::markdown::ORDER
+    let rows: Vec<(String, Vec<String>)> = super::markdown::counts_by_verdict(c)
         .into_iter()
-        .map(|v| {
-            (v, c.metrics.iter().filter(|m| m.verdict == v).count(), c.facts.iter().filter(|f| f.verdict == v).count())
-        })
-        .filter(|(_, m, f)| m + f > 0)
         .map(|(v, m, f)| (class_of(v), vec![v.label().into(), num(m.to_string()), num(f.to_string())]))
         .collect();
     table("counts", &["verdict", "metrics", "facts"], &rows)

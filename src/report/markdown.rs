@@ -50,8 +50,8 @@ pub fn markdown(c: &Comparison) -> String {
     s
 }
 
-/// The verdicts in the order a reader needs them (the Markdown and HTML reports).
-pub(crate) const ORDER: [Verdict; 6] = [
+/// The verdicts in the order a reader needs them.
+const ORDER: [Verdict; 6] = [
     Verdict::Regressed,
     Verdict::Improved,
     Verdict::Inconclusive,
@@ -60,15 +60,23 @@ pub(crate) const ORDER: [Verdict; 6] = [
     Verdict::Pass,
 ];
 
+/// (verdict, metrics, facts) for each verdict that occurs, in [`ORDER`] (the Markdown and
+/// HTML count tables).
+pub(crate) fn counts_by_verdict(c: &Comparison) -> Vec<(Verdict, usize, usize)> {
+    ORDER
+        .into_iter()
+        .map(|v| {
+            (v, c.metrics.iter().filter(|m| m.verdict == v).count(), c.facts.iter().filter(|f| f.verdict == v).count())
+        })
+        .filter(|(_, metrics, facts)| metrics + facts > 0)
+        .collect()
+}
+
 /// "| verdict | metrics | facts |", one row per verdict that occurs.
 fn counts_table(c: &Comparison) -> String {
     let mut t = String::from("| verdict | metrics | facts |\n| --- | ---: | ---: |\n");
-    for v in ORDER {
-        let metrics = c.metrics.iter().filter(|m| m.verdict == v).count();
-        let facts = c.facts.iter().filter(|f| f.verdict == v).count();
-        if metrics + facts > 0 {
-            t.push_str(&format!("| {} | {metrics} | {facts} |\n", v.label()));
-        }
+    for (v, metrics, facts) in counts_by_verdict(c) {
+        t.push_str(&format!("| {} | {metrics} | {facts} |\n", v.label()));
     }
     t.push('\n');
     t
