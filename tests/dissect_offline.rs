@@ -432,13 +432,9 @@ fn a_failure_midway_keeps_what_was_measured() {
     assert_eq!(facts_from_folder(dir.path()).unwrap(), d.facts);
 }
 
-/// Three dissect runs on each of two H100 cards (GPU-05e4954b, GPU-875e8a51, driver 580.159.04;
-/// `tests/fixtures/recorded/h100-dissect-two-cards.tar.xz`, the dissect.json of each run): every
-/// fact stated at confidence 0.8 or more in any run is stated so, with the same value, in all
-/// six; the L2 size is within 2 % of the device's figure or below 0.8.
-#[test]
-fn six_runs_on_two_h100_cards_agree_on_every_confident_fact() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded/h100-dissect-two-cards.tar.xz");
+/// The dissect.json of three runs on each of two cards of a class, from a recorded tarball.
+fn recorded_dissections(name: &str) -> Vec<serde_json::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded").join(name);
     let mut archive = tar::Archive::new(xz2::read::XzDecoder::new(std::fs::File::open(path).unwrap()));
     let mut runs: Vec<serde_json::Value> = Vec::new();
     for entry in archive.entries().unwrap() {
@@ -447,7 +443,13 @@ fn six_runs_on_two_h100_cards_agree_on_every_confident_fact() {
             runs.push(serde_json::from_reader(entry).unwrap());
         }
     }
-    assert_eq!(runs.len(), 6);
+    runs
+}
+
+/// Every fact stated at confidence 0.8 or more in any of `runs` is stated so, with the same
+/// value, in all of them; the L2 size is within 2 % of the device's figure or below 0.8.
+/// Returns how many facts were confident.
+fn assert_confident_facts_agree(runs: &[serde_json::Value]) -> usize {
     let facts = |run: &serde_json::Value| -> std::collections::BTreeMap<String, (String, f64)> {
         run["dissection"]["facts"]
             .as_array()
@@ -461,9 +463,8 @@ fn six_runs_on_two_h100_cards_agree_on_every_confident_fact() {
     let all: Vec<_> = runs.iter().map(facts).collect();
     let confident: std::collections::BTreeSet<&String> =
         all.iter().flat_map(|f| f.iter().filter(|(_, (_, c))| *c >= 0.8).map(|(n, _)| n)).collect();
-    assert!(confident.len() >= 15, "{confident:?}");
-    for name in confident {
-        let values: Vec<Option<&(String, f64)>> = all.iter().map(|f| f.get(name)).collect();
+    for name in &confident {
+        let values: Vec<Option<&(String, f64)>> = all.iter().map(|f| f.get(*name)).collect();
         let first = values[0].map(|v| &v.0);
         for v in &values {
             let (value, c) = v.unwrap_or_else(|| panic!("{name} missing in a run"));
@@ -476,4 +477,28 @@ fn six_runs_on_two_h100_cards_agree_on_every_confident_fact() {
         let value: f64 = value.parse().unwrap();
         assert!(*c < 0.8 || (value / device - 1.0).abs() <= 0.02, "L2 {value} at {c} vs {device}");
     }
+    confident.len()
+}
+
+/// Three dissect runs on each of two H100 cards (GPU-05e4954b, GPU-875e8a51, driver 580.159.04;
+/// `tests/fixtures/recorded/h100-dissect-two-cards.tar.xz`, the dissect.json of each run) agree
+/// on every confident fact.
+#[test]
+fn six_runs_on_two_h100_cards_agree_on_every_confident_fact() {
+    let runs = recorded_dissections("h100-dissect-two-cards.tar.xz");
+    assert_eq!(runs.len(), 6);
+    let confident = assert_confident_facts_agree(&runs);
+    assert!(confident >= 15, "{confident} confident facts");
+}
+
+/// Three dissect runs on each of two H200 cards (GPU-593c8a57, GPU-1670f322, driver 580.159.04;
+/// `tests/fixtures/recorded/h200-dissect-two-cards.tar.xz`) agree on every confident fact.
+#[test]
+fn six_runs_on_two_h200_cards_agree_on_every_confident_fact() {
+    let runs = recorded_dissections("h200-dissect-two-cards.tar.xz");
+    assert_eq!(runs.len(), 6);
+    let cards: std::collections::BTreeSet<&str> = runs.iter().map(|r| r["gpu"]["uuid"].as_str().unwrap()).collect();
+    assert_eq!(cards.len(), 2, "{cards:?}");
+    let confident = assert_confident_facts_agree(&runs);
+    assert!(confident >= 15, "{confident} confident facts");
 }
