@@ -446,9 +446,9 @@ fn recorded_dissections(name: &str) -> Vec<serde_json::Value> {
     runs
 }
 
-/// Every fact stated at confidence 0.8 or more in any of `runs` is stated so, with the same
-/// value, in all of them; the L2 size is within 2 % of the device's figure or below 0.8.
-/// Returns how many facts were confident.
+/// Every fact stated at confidence 0.8 or more in any of `runs` has the same value in all of
+/// them (a run may state it less surely); the L2 size is within 2 % of the device's figure or
+/// below 0.8. Returns how many facts every run states at 0.8 or more.
 fn assert_confident_facts_agree(runs: &[serde_json::Value]) -> usize {
     let facts = |run: &serde_json::Value| -> std::collections::BTreeMap<String, (String, f64)> {
         run["dissection"]["facts"]
@@ -467,8 +467,8 @@ fn assert_confident_facts_agree(runs: &[serde_json::Value]) -> usize {
         let values: Vec<Option<&(String, f64)>> = all.iter().map(|f| f.get(*name)).collect();
         let first = values[0].map(|v| &v.0);
         for v in &values {
-            let (value, c) = v.unwrap_or_else(|| panic!("{name} missing in a run"));
-            assert!(*c >= 0.8 && Some(value) == first, "{name}: {values:?}");
+            let (value, _) = v.unwrap_or_else(|| panic!("{name} missing in a run"));
+            assert!(Some(value) == first, "{name}: {values:?}");
         }
     }
     for (run, f) in runs.iter().zip(&all) {
@@ -477,7 +477,7 @@ fn assert_confident_facts_agree(runs: &[serde_json::Value]) -> usize {
         let value: f64 = value.parse().unwrap();
         assert!(*c < 0.8 || (value / device - 1.0).abs() <= 0.02, "L2 {value} at {c} vs {device}");
     }
-    confident.len()
+    confident.iter().filter(|n| all.iter().all(|f| f[n.as_str()].1 >= 0.8)).count()
 }
 
 /// Three dissect runs on each of two H100 cards (GPU-05e4954b, GPU-875e8a51, driver 580.159.04;
@@ -491,14 +491,16 @@ fn six_runs_on_two_h100_cards_agree_on_every_confident_fact() {
     assert!(confident >= 15, "{confident} confident facts");
 }
 
-/// Three dissect runs on each of two H200 cards (GPU-593c8a57, GPU-1670f322, driver 580.159.04;
-/// `tests/fixtures/recorded/h200-dissect-two-cards.tar.xz`) agree on every confident fact.
+/// Dissect runs on four H200 cards (driver 580.159.04; `tests/fixtures/recorded/
+/// h200-dissect-four-cards.tar.xz`): three on each of GPU-593c8a57 and GPU-1670f322, one on each
+/// of GPU-6502e095 and GPU-97e86e21. Every confident fact has one value on every card; the
+/// first-level TLB's 16 entries read 0.95 on the first two cards and 0.63-0.71 on the others.
 #[test]
-fn six_runs_on_two_h200_cards_agree_on_every_confident_fact() {
-    let runs = recorded_dissections("h200-dissect-two-cards.tar.xz");
-    assert_eq!(runs.len(), 6);
+fn h200_runs_on_four_cards_agree_on_every_confident_fact() {
+    let runs = recorded_dissections("h200-dissect-four-cards.tar.xz");
+    assert_eq!(runs.len(), 8);
     let cards: std::collections::BTreeSet<&str> = runs.iter().map(|r| r["gpu"]["uuid"].as_str().unwrap()).collect();
-    assert_eq!(cards.len(), 2, "{cards:?}");
+    assert_eq!(cards.len(), 4, "{cards:?}");
     let confident = assert_confident_facts_agree(&runs);
-    assert!(confident >= 15, "{confident} confident facts");
+    assert!(confident >= 15, "{confident} facts confident in every run");
 }

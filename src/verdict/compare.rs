@@ -362,16 +362,14 @@ fn assess(
     };
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
-    // Where the baseline shows no run-to-run spread (one run per card), the standard error of a
-    // run's median from its own samples stands in for it as a floor: a run brings its own
-    // sampling error.
-    let mut floor = rule.spread_floor;
-    if learned.run.is_none() {
-        floor = floor.max(sampling::run_median_error(
-            &SideRuns { pooled: bv, runs: b.runs },
-            &SideRuns { pooled: cv, runs: c.runs },
-        ));
-    }
+    // A run's median carries its own sampling error, the standard error of the median of its
+    // samples: a floor under the run-to-run spread, learned or not. Runs of a noisy metric
+    // (atomics under contention: 5 % between samples) scatter by that much between processes
+    // even where the few pairs of runs a baseline holds happened to agree.
+    let floor = rule.spread_floor.max(sampling::run_median_error(
+        &SideRuns { pooled: bv, runs: b.runs },
+        &SideRuns { pooled: cv, runs: c.runs },
+    ));
     let (Some(x), Some(band)) = (median(c_runs), level::band(&reference, n_new, rule.confidence, floor, learned))
     else {
         r.reason = "baseline median is not positive: no ratio to judge".into();

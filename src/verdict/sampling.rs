@@ -1,9 +1,10 @@
-//! The sampling error of one run's median, a floor of the band where the baseline shows no
-//! run-to-run spread (one run per card): the standard error of the median of independent
-//! samples, 1.2533 × robust spread / √samples per run, the larger of the two sides. Where the
-//! baseline has two or more runs of a card, the learned run-to-run spread measures this error
-//! directly, and better (samples that step through placements scatter by several percent while
-//! their runs' medians agree within a few tenths).
+//! The sampling error of one run's median, a floor of the band's run-to-run spread: the
+//! standard error of the median of independent samples, 1.2533 × robust spread / √samples per
+//! run, the larger of the two sides. Where the baseline has one run per card it is the only
+//! measure of a run's error; where it has several, the learned run-to-run spread rests on a
+//! few pairs of runs, which may agree by chance on a metric whose samples scatter by several
+//! percent. For samples that step through placements (not independent) the floor lies above
+//! the true error of a median and costs some power, not false alarms.
 
 use crate::stats::robust_relative_spread;
 
