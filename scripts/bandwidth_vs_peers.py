@@ -3,9 +3,13 @@
 folders (or .tar.xz/.tar.gz of them) that scripts/gpu/bandwidth-vs-peers.sh writes.
 
     python3 scripts/bandwidth_vs_peers.py FOLDER_OR_TARBALL...
+    python3 scripts/bandwidth_vs_peers.py --notes FOLDER_OR_TARBALL...
 
 DRAM figures are also given as a share of the card's theoretical DRAM bandwidth (two transfers
-per memory clock over the bus width, as the run recorded them).
+per memory clock over the bus width, as the run recorded them). `--notes` prints, as
+"what: figure" lines, the peers' settings as their output records them (BabelStream's array
+length, gpu-l2-cache's best footprint) and the wall times of gpubench's default profile on one GPU
+and on all GPUs of a machine at once (wall.txt), per GPU model.
 """
 import csv
 import io
@@ -106,8 +110,58 @@ def table(files):
     return lines
 
 
-print("| GPU | card | figure | gpubench GB/s | of DRAM peak | best peer GB/s | gpubench vs peer |")
-print("| --- | --- | --- | ---: | ---: | --- | ---: |")
-for arg in sys.argv[1:]:
-    for folder in folders_of(arg):
-        print("\n".join(table(folder)))
+def l2_cache_best_footprint(text):
+    """gpu-l2-cache's data set (kB) at its best read bandwidth."""
+    rows = [(float(m.group(2)), int(m.group(1)))
+            for m in re.finditer(r"^\s*\d+ kB\s+(\d+) kB.*?%\s+([\d.]+) GB/s", text, re.M)]
+    return max(rows)[1] if rows else None
+
+
+def range_s(vals):
+    lo, hi = min(vals), max(vals)
+    return f"{lo:.1f} s" if lo == hi else f"{lo:.1f}-{hi:.1f} s"
+
+
+def notes(folders):
+    elements, footprints, one, every = set(), set(), {}, {}
+    for files in folders:
+        names = {row["index"].strip(): row[" name"].strip()
+                 for row in csv.DictReader(io.StringIO(files["gpus.csv"].decode()))}
+        model = " and ".join(sorted(set(names.values())))
+        for name, raw in files.items():
+            text = raw.decode(errors="replace")
+            if name.startswith("babel-"):
+                elements.update(int(m.group(1)) for m in re.finditer(r"^Number of elements: (\d+)", text, re.M))
+            elif name.startswith("gpu-l2-cache-"):
+                footprints.add(l2_cache_best_footprint(text))
+        for line in files.get("wall.txt", b"").decode().splitlines():
+            m = re.match(r"(one GPU|all \d+ GPUs): ([\d.]+) s, exit 0$", line)
+            if m:
+                (one if m.group(1) == "one GPU" else every).setdefault(model, []).append(float(m.group(2)))
+    lines = []
+    for n in sorted(elements):
+        power = n.bit_length() - 1
+        lines.append(f"BabelStream doubles per array: {'2^%d' % power if n == 1 << power else n}")
+    for kb in sorted(footprints):
+        size = f"{kb / 1024:g} MiB" if kb % 512 == 0 else f"{kb} kB"
+        lines.append(f"gpu-l2-cache best footprint: {size}")
+    for model in sorted(one):
+        single = statistics.median(one[model])
+        lines.append(f"{model} one GPU: {range_s(one[model])} (median {single:.1f} s)")
+        if model in every:
+            both = statistics.median(every[model])
+            lines.append(f"{model} all GPUs at once: {range_s(every[model])} (median {both:.1f} s, "
+                         f"{100 * (both / single - 1):+.1f} %)")
+    return lines
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--notes"]
+    folders = [folder for arg in args for folder in folders_of(arg)]
+    if "--notes" in sys.argv[1:]:
+        print("\n".join(notes(folders)))
+    else:
+        print("| GPU | card | figure | gpubench GB/s | of DRAM peak | best peer GB/s | gpubench vs peer |")
+        print("| --- | --- | --- | ---: | ---: | --- | ---: |")
+        for folder in folders:
+            print("\n".join(table(folder)))

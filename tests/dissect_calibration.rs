@@ -208,15 +208,13 @@ fn confident_facts_are_right_at_least_95_percent_of_the_time() {
             }
         }
     }
-    println!("| confidence | facts | right | share right |");
-    println!("|---|---|---|---|");
+    let mut table = vec!["| confidence | facts | right | share right |".to_string(), "|---|---|---|---|".to_string()];
     for ((lo, hi), (n, r)) in BANDS.iter().zip(&graded) {
         let share = if *n == 0 { "-".to_string() } else { format!("{:.0} %", 100.0 * *r as f64 / *n as f64) };
-        println!(
-            "| {lo:.1} - {} | {n} | {r} | {share} |",
-            if *hi > 1.0 { "1.0".to_string() } else { format!("{hi:.1}") }
-        );
+        let hi = if *hi > 1.0 { "1.0".to_string() } else { format!("{hi:.1}") };
+        table.push(format!("| {lo:.1} - {hi} | {n} | {r} | {share} |"));
     }
+    println!("{}", table.join("\n"));
     println!("{} geometries; {unknown} facts \"unknown\" (confidence 0) not graded", results.len());
     for w in &wrong_other {
         println!("wrong below 0.8: {w}");
@@ -227,4 +225,10 @@ fn confident_facts_are_right_at_least_95_percent_of_the_time() {
     let (n, r) = graded[BANDS.len() - 1];
     assert!(n >= 200, "only {n} confident facts graded");
     assert!(r as f64 >= 0.95 * n as f64, "{r} of {n} confident facts right:\n{}", wrong_confident.join("\n"));
+    // The book's table and count are this run's.
+    let book = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/dissect.md")).unwrap();
+    let in_book: Vec<&str> = book.lines().skip_while(|l| *l != table[0]).take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(in_book, table, "docs/src/dissect.md: regenerate the table with the command beside it");
+    let prose = book.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(prose.contains(&format!("on {} simulated GPUs", results.len())), "docs/src/dissect.md: the GPU count");
 }

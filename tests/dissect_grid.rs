@@ -320,6 +320,12 @@ fn run_grid(points: std::ops::Range<u64>) {
     assert!(n >= 20 * cfgs.len(), "only {n} facts at >= 0.9 over {} grid points", cfgs.len());
     assert!(confident_wrong.is_empty(), "wrong at >= 0.8:\n{}", confident_wrong.join("\n"));
     assert!(r as f64 >= 0.97 * n as f64, "{r} of {n} facts at >= 0.9 right");
+    if only.is_none() {
+        let book = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/dissect.md")).unwrap();
+        let prose = book.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = format!("{} facts, none wrong at >= 0.8, {r} of {n} right at >= 0.9", graded.len());
+        assert!(prose.contains(&line), "docs/src/dissect.md should give the {} points' count: {line}", cfgs.len());
+    }
 }
 
 #[test]

@@ -1,33 +1,124 @@
-//! Tables in the book that a command generates from committed recordings are what that command
-//! prints now.
+//! Tables and figures in the book that a command generates from committed recordings are what
+//! that command prints now.
 
 use std::path::Path;
 use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What `python3 scripts/<script> <args>` prints, run from the repository root.
+fn script(script: &str, args: &[&str]) -> String {
+    let out = match Command::new("python3")
+        .arg(root().join("scripts").join(script))
+        .args(args)
+        .current_dir(root())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!("python3 is needed to regenerate the book's tables: {e}"),
+    };
+    assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn book(page: &str) -> String {
+    std::fs::read_to_string(root().join(page)).unwrap()
+}
+
+/// The lines of the first table of `page` whose header starts with `header` (indented tables of
+/// list items included), without the indentation.
+fn table(page: &str, header: &str) -> Vec<String> {
+    let text = book(page);
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim_start)
+        .skip_while(|l| !l.starts_with(header))
+        .take_while(|l| l.starts_with('|'))
+        .map(str::to_owned)
+        .collect();
+    assert!(!lines.is_empty(), "{page} has no table headed {header:?}");
+    lines
+}
+
+/// Every figure a script prints as "what: figure" stands in one of `pages`, as printed (line
+/// breaks of the page read as spaces).
+fn figures_stand_in(printed: &str, pages: &[&str]) {
+    let text: Vec<String> = pages.iter().map(|p| book(p).split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    let mut missing = Vec::new();
+    for line in printed.lines() {
+        let (what, figure) = line.split_once(": ").unwrap_or_else(|| panic!("not \"what: figure\": {line}"));
+        if !text.iter().any(|t| t.contains(figure)) {
+            missing.push(format!("{what}: {figure}"));
+        }
+    }
+    assert!(missing.is_empty(), "not in {pages:?} as the script prints them:\n{}", missing.join("\n"));
+}
 
 /// The table of `docs/src/measures.md` headed "| GPU | card |" is the output of
 /// `scripts/bandwidth_vs_peers.py` on `tests/fixtures/recorded/bandwidth-vs-peers.tar.xz`, and
 /// every figure in it is gpubench at or above the best peer.
 #[test]
 fn bandwidth_against_peers_table_is_generated_from_the_recording() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = match Command::new("python3")
-        .arg(root.join("scripts/bandwidth_vs_peers.py"))
-        .arg(root.join("tests/fixtures/recorded/bandwidth-vs-peers.tar.xz"))
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => panic!("python3 is needed to regenerate the book's tables: {e}"),
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let generated = String::from_utf8(out.stdout).unwrap();
-    let book = std::fs::read_to_string(root.join("docs/src/measures.md")).unwrap();
-    let in_book: Vec<&str> =
-        book.lines().skip_while(|l| !l.starts_with("| GPU | card |")).take_while(|l| l.starts_with('|')).collect();
-    assert_eq!(in_book, generated.lines().collect::<Vec<_>>(), "regenerate the table with the command beside it");
+    let generated = script("bandwidth_vs_peers.py", &["tests/fixtures/recorded/bandwidth-vs-peers.tar.xz"]);
+    assert_eq!(
+        table("docs/src/measures.md", "| GPU | card |"),
+        generated.lines().collect::<Vec<_>>(),
+        "regenerate the table with the command beside it"
+    );
     let rows: Vec<&str> = generated.lines().skip(2).collect();
     assert!(rows.len() >= 15, "{} rows", rows.len());
     for row in rows {
         let delta = row.trim_end_matches(" |").rsplit("| ").next().unwrap();
         assert!(delta.starts_with('+'), "gpubench below the best peer: {row}");
     }
+}
+
+/// The peers' settings and the wall times of the same job.
+#[test]
+fn bandwidth_notes_are_the_recording_s() {
+    let notes = script("bandwidth_vs_peers.py", &["--notes", "tests/fixtures/recorded/bandwidth-vs-peers.tar.xz"]);
+    assert!(notes.lines().count() >= 5, "{notes}");
+    figures_stand_in(&notes, &["docs/src/measures.md"]);
+}
+
+/// The between-process spread of the batched atomics in `docs/src/measures.md` is
+/// `scripts/process_spread.py` on `tests/corpus`, and so is the figure of `l2_bandwidth/private`
+/// in `docs/src/verdicts.md`.
+#[test]
+fn spread_between_processes_is_generated_from_the_corpus() {
+    let generated = script("process_spread.py", &["tests/corpus"]);
+    assert_eq!(
+        table("docs/src/measures.md", "| metric | cards | spread of a card's runs"),
+        generated.lines().collect::<Vec<_>>(),
+        "regenerate the table with the command beside it"
+    );
+    let private = script("process_spread.py", &["tests/corpus", "l2_bandwidth/private:bandwidth"]);
+    let row = private.lines().nth(2).unwrap();
+    let gap = row.trim_end_matches(" |").rsplit("| ").next().unwrap();
+    figures_stand_in(&format!("largest gap between two runs: span up to {gap}"), &["docs/src/verdicts.md"]);
+}
+
+/// The figures of the class baselines in "What it measures", "Baselines and verdicts" and the
+/// harness chapter.
+#[test]
+fn baseline_figures_are_the_committed_runs_figures() {
+    let printed = script(
+        "baseline_figures.py",
+        &[
+            "baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz",
+            "baselines/nvidia-h200-cc90-132sm-140gib.json.gz",
+        ],
+    );
+    assert!(printed.lines().count() >= 20, "{printed}");
+    figures_stand_in(&printed, &["docs/src/measures.md", "docs/src/verdicts.md", "docs/src/harness-overhead.md"]);
+}
+
+/// The figures of the dissect chapter from the committed dissect runs.
+#[test]
+fn dissect_figures_are_the_committed_runs_figures() {
+    let printed = script("dissect_figures.py", &[]);
+    assert!(printed.lines().count() >= 25, "{printed}");
+    figures_stand_in(&printed, &["docs/src/dissect.md"]);
 }

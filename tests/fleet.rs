@@ -346,5 +346,6 @@ fn health_runs_are_judged_against_the_class_envelope() {
     scale_metrics(&mut cand.doc, "dram/triad", "bandwidth", 0.8);
     let (card, n) = judge_one(env, &cand, &rule());
     let line = health::verdict_line(3, &card, n);
+    println!("{line}");
     assert!(line.starts_with(&format!("FAIL GPU 3 {CARD2}: dram/triad:bandwidth -19.7%")), "{line}");
 }

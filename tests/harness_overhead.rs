@@ -38,13 +38,22 @@ fn bracket_cycles() -> f64 {
 /// the baselines recorded again on the GPUs.
 const OVER_LIMIT: &[&str] = &["atomics", "dram", "stream"];
 
+/// The table of `docs/src/harness-overhead.md` under `heading`.
+fn in_book(heading: &str) -> Vec<String> {
+    let book = std::fs::read_to_string(root().join("docs/src/harness-overhead.md")).unwrap();
+    let table = book.lines().skip_while(|l| *l != heading).skip(1).skip_while(|l| !l.starts_with('|'));
+    table.take_while(|l| l.starts_with('|')).map(str::to_owned).collect()
+}
+
 fn families(class: &str) -> Vec<FamilyShare> {
     let runs = RunsFile::read(&root().join("baselines").join(format!("{class}.json.gz"))).unwrap().into_runs();
     let bracket = bracket_cycles();
     let mut worst: Vec<FamilyShare> = Vec::new();
+    let mut gaps: Vec<f64> = Vec::new();
     for run in &runs {
         let (launch, from) = overhead::launch_ns(run).expect("latency benchmarks give the launch gap");
         assert!((500.0..10_000.0).contains(&launch), "{}: launch gap {launch} ns from {from}", run.gpu.uuid);
+        gaps.push(launch);
         let tick = overhead::timer_tick_ns(run).unwrap();
         assert_eq!(tick, 32.0, "%globaltimer resolution on {}", run.gpu.uuid);
         let costs = FixedCosts { launch_ns: launch, bracket_cycles: bracket, timer_tick_ns: tick };
@@ -57,7 +66,21 @@ fn families(class: &str) -> Vec<FamilyShare> {
         }
     }
     worst.sort_by(|a, b| a.family.cmp(&b.family));
-    println!("{class}: {} runs\n{}", runs.len(), overhead::markdown(&worst));
+    let (lo, hi) = gaps.iter().fold((f64::MAX, 0.0f64), |(lo, hi), g| (lo.min(*g), hi.max(*g)));
+    println!(
+        "{class}: {} runs, launch gap {:.1}-{:.1} µs\n{}",
+        runs.len(),
+        lo / 1e3,
+        hi / 1e3,
+        overhead::markdown(&worst)
+    );
+    let gpu = runs[0].gpu.name.split(' ').find(|w| w.starts_with('H')).unwrap_or(&runs[0].gpu.name);
+    let heading = format!("## {gpu} ({} runs)", runs.len());
+    assert_eq!(
+        in_book(&heading),
+        overhead::markdown(&worst).lines().collect::<Vec<_>>(),
+        "the table under {heading:?}: regenerate it with `cargo test --test harness_overhead -- --nocapture`"
+    );
     worst
 }
 

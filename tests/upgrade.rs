@@ -362,9 +362,10 @@ fn three_rounds_see_what_two_cannot() {
         let insensitive = |n: usize| {
             let k = compare(Side::of("A", &runs[..n]), Side::of("B", &runs[..n]), &rule).unwrap();
             assert_eq!(k.counts.regressed, 0);
-            k.counts.insensitive
+            (k.counts.insensitive, k.metrics.len())
         };
-        let (two, three) = (insensitive(2), insensitive(3));
+        let ((two, metrics), (three, _)) = (insensitive(2), insensitive(3));
+        println!("{uuid}: of {metrics} metrics, {three} INSENSITIVE with three runs a side, {two} with two");
         assert!(three <= 10 && three <= two, "{class} {uuid}: {two} INSENSITIVE with two rounds, {three} with three");
     }
     assert_eq!(gpubench::upgrade::DEFAULT_ROUNDS, 3);

@@ -29,8 +29,8 @@ pub use judge::{CardJudgement, Outcome, UpgradeReport, judge_card};
 pub use stacks::StackSpec;
 
 /// Rounds of the job by default: three runs of each stack per card. The verdicts treat the run
-/// as the unit; on cards recorded three times, three runs a side leave 2-5 of 307 metrics
-/// INSENSITIVE (detectable effect above 10 %) where two leave 14-33, and judge 281-291 to 3 %
-/// (`tests/upgrade.rs`, `three_rounds_see_what_two_cannot`). A default run takes about a minute
+/// as the unit; on three cards of `tests/corpus/`, three runs a side leave 3-6 of 307 metrics
+/// INSENSITIVE (detectable effect above 10 %) where two leave 12-31
+/// (`cargo test --test upgrade three_rounds -- --nocapture`). A default run takes about a minute
 /// on an H100 or H200: three rounds are six minutes per card, the cards at once.
 pub const DEFAULT_ROUNDS: usize = 3;
