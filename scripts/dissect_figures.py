@@ -42,7 +42,7 @@ def dissections():
         for folder, _, names in sorted(os.walk(os.path.join(FIXTURES, top))):
             if "dissect.json" in names:
                 out.append((os.path.relpath(folder, FIXTURES), load(os.path.join(folder, "dissect.json"))))
-    for tarball in ("h100-dissect-two-cards.tar.xz", "h200-dissect-two-cards.tar.xz"):
+    for tarball in ("h100-dissect-two-cards.tar.xz", "h200-dissect-four-cards.tar.xz"):
         with tarfile.open(os.path.join(FIXTURES, "recorded", tarball)) as t:
             for m in sorted(t.getmembers(), key=lambda m: m.name):
                 if m.isfile() and m.name.endswith(".dissect.json"):
