@@ -122,3 +122,22 @@ fn dissect_figures_are_the_committed_runs_figures() {
     assert!(printed.lines().count() >= 25, "{printed}");
     figures_stand_in(&printed, &["docs/src/dissect.md"]);
 }
+
+/// The before/after job of "Baselines and verdicts" is the recorded one
+/// (`tests/fixtures/recorded/upgrade-jobs.tar.xz`, `upgrade-before-after/`).
+#[test]
+fn the_before_after_job_in_the_book_is_the_recorded_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded/upgrade-jobs.tar.xz");
+    let mut archive = tar::Archive::new(xz2::read::XzDecoder::new(std::fs::File::open(path).unwrap()));
+    let mut report = String::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if entry.path().unwrap().to_string_lossy() == "upgrade-before-after/report.txt" {
+            std::io::Read::read_to_string(&mut entry, &mut report).unwrap();
+        }
+    }
+    let line = report.lines().find(|l| l.contains("runs of A")).expect("the card's line");
+    let counts = line.split_once(": ").unwrap().1;
+    figures_stand_in(&format!("card: {counts}"), &["docs/src/verdicts.md"]);
+    assert!(report.contains("NVRTC 12.9") && report.contains("per-card baselines `before`"), "{report}");
+}
