@@ -2,7 +2,7 @@
 """Figures of the runs of the committed class baselines, one "what: figure" line each, per GPU
 model:
 
-    python3 scripts/baseline_figures.py baselines/*.json.gz
+    python3 scripts/baseline_figures.py baselines/*/class.json.gz
 
 - the runs: how many, of how many cards, the driver and CUDA version, the day(s) recorded (UTC);
 - latency/cg/4MiB (an L2 hit) and latency/cg/256MiB (a DRAM access) over the SMs: the median over

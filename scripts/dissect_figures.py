@@ -11,7 +11,7 @@
 - tests/fixtures/dissect/h100-run1 (footprint sweeps on the SM the scheduler picked),
   tests/fixtures/recorded/h100-dissect-every-sm/ and h100-dissect-two-cards.tar.xz (every-SM
   latencies, one value per SM), h200-dissect-two-cards.tar.xz (run times);
-- baselines/*.dissect.json: the every-SM latencies of each card's runs.
+- baselines/*/dissect.json: the every-SM latencies of each card's runs.
 """
 import gzip
 import json
@@ -160,9 +160,9 @@ def every_sm_lines(runs):
         secs = [d["wall_time_s"] for n, d in runs if f"{gpu.lower()}-dissect" in n]
         lines.append(f"{gpu} dissect run (wall_time_s): {span(secs, '{:.1f}')} s")
     for path in sorted(os.listdir(os.path.join(ROOT, "baselines"))):
-        if not path.endswith(".dissect.json"):
+        if not os.path.isfile(os.path.join(ROOT, "baselines", path, "dissect.json")):
             continue
-        base = load(os.path.join(ROOT, "baselines", path))
+        base = load(os.path.join(ROOT, "baselines", path, "dissect.json"))
         cards = {}
         for run in base["runs"]:
             got = {b["id"]: b["metrics"][0]["summary"]["median"] for b in run["benchmarks"]}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuilds the committed class baselines (baselines/*.json.gz) from the runs they hold, with the
+# Rebuilds the committed class baselines (baselines/<class>/class.json.gz) from the runs they hold, with the
 # documented command (`cargo gpubench baseline save RUNS...`): the baseline learns its noise
 # model (run-to-run and between-card spreads per metric) from those runs. Reproducible: the same
 # runs give the same file, apart from its `updated_unix_s`.
@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then tool=("$1"); else tool=(cargo run -q --release -p cargo-gpubench --); fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-for b in baselines/nvidia-*[0-9]gib.json.gz; do
-    class=$(basename "$b" .json.gz)
+for b in baselines/*/class.json.gz; do
+    class=$(basename "$(dirname "$b")")
     mkdir -p "$work/$class/runs" "$work/$class/out"
     python3 - "$b" "$work/$class/runs" <<'PY'
 import gzip, json, sys
@@ -20,7 +20,7 @@ for i, run in enumerate(baseline["runs"]):
         json.dump(run, f)
 PY
     "${tool[@]}" gpubench baseline save "$work/$class"/runs/*.json --baseline-dir "$work/$class/out" --force
-    new=$(ls "$work/$class"/out/*.json*)
+    new=$(ls "$work/$class"/out/*/class.json*)
     case "$new" in
         *.gz) cp "$new" "$b" ;;
         *) gzip -9 -n -c "$new" > "$b" ;;

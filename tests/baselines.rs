@@ -50,7 +50,7 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
     let doc = default_run();
     let key = class_key(&doc);
     let (path, saved) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
-    assert_eq!(path, dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json"));
+    assert_eq!(path, dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib/class.json"));
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains(&format!("\"schema\":\"{BASELINE_SCHEMA}\"")));
     assert_eq!(text.lines().count(), 1, "baselines are written as compact JSON");
@@ -84,12 +84,17 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
     assert!(triad.noise > 0.0 && triad.noise < 0.01, "{}", triad.noise);
     assert!(loaded.telemetry.throttle.median_sm_mhz.unwrap() > 1900.0);
     // No temporary file is left next to it.
-    let names: Vec<String> =
-        std::fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    assert_eq!(names, ["nvidia-h200-cc90-132sm-140gib.json"]);
+    let names = |d: &Path| -> Vec<String> {
+        let mut n: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(store.dir()), ["nvidia-h200-cc90-132sm-140gib"], "one folder per class");
+    assert_eq!(names(&store.dir().join("nvidia-h200-cc90-132sm-140gib")), ["class.json"]);
 }
 
-/// A baseline kept compressed (`<class>.json.gz`, as a repository may hold it) is found,
+/// A baseline kept compressed (`<class>/class.json.gz`, as a repository may hold it) is found,
 /// read, appended to and stays compressed; nothing else is written beside it.
 #[test]
 fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
@@ -98,7 +103,7 @@ fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
     let doc = default_run();
     let key = class_key(&doc);
     let (plain, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
-    let compressed = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json.gz");
+    let compressed = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib/class.json.gz");
     std::fs::write(&compressed, gpubench::results::gzipped(&std::fs::read(&plain).unwrap())).unwrap();
     std::fs::remove_file(&plain).unwrap();
     assert_eq!(store.path(&key), compressed);
@@ -109,13 +114,13 @@ fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
     let (path, saved) = store.save(&key, vec![second], SaveMode::Append { max_runs: 5 }, 1_700_000_100).unwrap();
     assert_eq!((path, saved.runs.len()), (compressed.clone(), 2));
     assert!(std::fs::read(&compressed).unwrap().starts_with(&[0x1f, 0x8b]), "still gzip");
-    let names: Vec<String> =
-        std::fs::read_dir(store.dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    let mut names = names;
+    let folder = compressed.parent().unwrap();
+    let mut names: Vec<String> =
+        std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();
     // The baseline the append replaced is kept beside it, under a name the folder does not list.
-    assert_eq!(names, ["nvidia-h200-cc90-132sm-140gib.json.gz", "nvidia-h200-cc90-132sm-140gib.json.gz.previous"]);
-    let previous = Baseline::parse(&compressed, &std::fs::read(store.dir().join(&names[1])).unwrap()).unwrap();
+    assert_eq!(names, ["class.json.gz", "class.json.gz.previous"]);
+    let previous = Baseline::parse(&compressed, &std::fs::read(folder.join(&names[1])).unwrap()).unwrap();
     assert_eq!(previous.runs.len(), 1);
     let listed = store.list().unwrap();
     assert_eq!(listed.len(), 1);
@@ -127,6 +132,27 @@ fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
     assert!(err.to_string().contains("not a readable gzip stream"), "{err}");
 }
 
+/// A baseline in the one-file layout of earlier versions (`<class>.json.gz` directly in the
+/// folder) is found, listed and appended to where it is.
+#[test]
+fn a_baseline_of_the_flat_layout_is_read_and_saved_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("baselines"));
+    let doc = default_run();
+    let key = class_key(&doc);
+    let (folder_path, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
+    let flat = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json.gz");
+    std::fs::write(&flat, gpubench::results::gzipped(&std::fs::read(&folder_path).unwrap())).unwrap();
+    std::fs::remove_dir_all(folder_path.parent().unwrap()).unwrap();
+    assert_eq!(store.path(&key), flat);
+    let mut second = doc.clone();
+    second.created_unix_s += 60;
+    let (path, saved) = store.save(&key, vec![second], SaveMode::Append { max_runs: 5 }, 1_700_000_100).unwrap();
+    assert_eq!((path, saved.runs.len()), (flat.clone(), 2));
+    let listed = store.list().unwrap();
+    assert_eq!(listed.iter().map(|l| l.path.clone()).collect::<Vec<_>>(), [flat]);
+}
+
 #[test]
 fn named_and_per_gpu_baselines_live_in_their_own_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -136,7 +162,9 @@ fn named_and_per_gpu_baselines_live_in_their_own_files() {
     let strict = BaselineKey::for_gpu(&doc.gpu, None, true).unwrap();
     store.save(&named, vec![doc.clone()], SaveMode::Replace, 1).unwrap();
     let (p, b) = store.save(&strict, vec![doc.clone()], SaveMode::Replace, 1).unwrap();
-    assert_eq!(p.file_name().unwrap(), "nvidia-h200-cc90-132sm-140gib.gpu-0ecb8783-d484-6f3f-bb0a-c1c9301d183d.json");
+    assert_eq!(p, dir.path().join("nvidia-h200-cc90-132sm-140gib/gpu-0ecb8783-d484-6f3f-bb0a-c1c9301d183d.json"));
+    assert!(dir.path().join("nvidia-h200-cc90-132sm-140gib/r580.json").is_file());
+    assert_eq!(store.list().unwrap().len(), 2);
     assert_eq!(b.gpu_uuid.as_deref(), Some(doc.gpu.uuid.as_str()));
     assert!(store.load(&class_key(&doc)).unwrap().is_none());
     assert_eq!(store.load(&named).unwrap().unwrap().1.name.as_deref(), Some("r580"));
@@ -298,7 +326,8 @@ fn committed_telemetry_reads_and_writes_back_unchanged() {
     use gpubench::baseline::TelemetrySummary;
     use gpubench::results::RunTelemetry;
     use std::io::Read;
-    let gz = Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz");
+    let gz =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz");
     let mut text = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()).read_to_string(&mut text).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();

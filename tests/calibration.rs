@@ -5,7 +5,7 @@
 //! the code under test, knows a GPU model: the same tests pass with the H200 runs renamed to a
 //! model no code has seen.
 //!
-//! The runs: every run of the committed class baselines (`baselines/*.json.gz`, two runs on
+//! The runs: every run of the committed class baselines (`baselines/<class>/class.json.gz`, two runs on
 //! each of eight H100s and ten H200s) and every run of `tests/corpus/<class>/` (three runs per
 //! card). Cards whose runs one baseline cannot hold with the rest (recorded with another
 //! kernel of a family) are judged, never learned from.
@@ -28,7 +28,7 @@ fn root() -> &'static Path {
 
 /// Every current-code run of the class `slug`, by card, oldest first within a card.
 fn runs_by_card(slug: &str) -> BTreeMap<String, Vec<ResultsDocument>> {
-    let mut paths: Vec<PathBuf> = vec![root().join(format!("baselines/{slug}.json.gz"))];
+    let mut paths: Vec<PathBuf> = vec![root().join(format!("baselines/{slug}/class.json.gz"))];
     let corpus = root().join("tests/corpus").join(slug);
     if corpus.is_dir() {
         paths.push(corpus);

@@ -107,8 +107,8 @@ fn baseline_figures_are_the_committed_runs_figures() {
     let printed = script(
         "baseline_figures.py",
         &[
-            "baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz",
-            "baselines/nvidia-h200-cc90-132sm-140gib.json.gz",
+            "baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz",
+            "baselines/nvidia-h200-cc90-132sm-140gib/class.json.gz",
         ],
     );
     assert!(printed.lines().count() >= 20, "{printed}");

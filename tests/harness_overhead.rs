@@ -46,7 +46,7 @@ fn in_book(heading: &str) -> Vec<String> {
 }
 
 fn families(class: &str) -> Vec<FamilyShare> {
-    let runs = RunsFile::read(&root().join("baselines").join(format!("{class}.json.gz"))).unwrap().into_runs();
+    let runs = RunsFile::read(&root().join("baselines").join(format!("{class}/class.json.gz"))).unwrap().into_runs();
     let bracket = bracket_cycles();
     let mut worst: Vec<FamilyShare> = Vec::new();
     let mut gaps: Vec<f64> = Vec::new();

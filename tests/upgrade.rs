@@ -93,8 +93,9 @@ fn the_recorded_dissect_listing_has_one_timed_load_in_each_chase_loop() {
 
 /// Two runs of the first card of the committed H100 baseline.
 fn card_runs() -> Vec<ResultsDocument> {
-    let runs =
-        RunsFile::read(&root().join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz")).unwrap().into_runs();
+    let runs = RunsFile::read(&root().join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz"))
+        .unwrap()
+        .into_runs();
     let uuid = runs[0].gpu.uuid.clone();
     let card: Vec<ResultsDocument> = runs.into_iter().filter(|r| r.gpu.uuid == uuid).collect();
     assert_eq!(card.len(), 2);

@@ -58,7 +58,7 @@ fn judge(
 
 #[test]
 fn the_interleaved_job_states_its_power_at_two_and_three_percent() {
-    let class = Baseline::read(&root().join(format!("baselines/{H100}.json.gz"))).unwrap();
+    let class = Baseline::read(&root().join(format!("baselines/{H100}/class.json.gz"))).unwrap();
     let rule = Rule { family_verdicts: None, same_card_family_verdicts: None, ..Rule::default() };
     println!("| card | A/A REGRESSED | A/A IMPROVED | metrics judged | caught at 2 % | caught at 3 % |");
     println!("| --- | --- | --- | --- | --- | --- |");

@@ -68,7 +68,7 @@ fn a_second_h100_against_the_first_cards_dissect_runs() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let report = String::from_utf8_lossy(&r.stdout);
     assert!(report.contains("(132 SMs: "), "latencies over every SM: {report}");
-    let baseline = bl.path().join("nvidia-h100-80gb-hbm3-cc90-132sm-79gib.first.json");
+    let baseline = bl.path().join("nvidia-h100-80gb-hbm3-cc90-132sm-79gib/first.json");
     let r = cli()
         .args(["gpubench", "compare", "--fail-on", "inconclusive"])
         .arg(&baseline)

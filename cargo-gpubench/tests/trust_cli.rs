@@ -308,7 +308,7 @@ fn baseline_save_refuses_poisoned_runs_and_keeps_the_replaced_baseline() {
         ..Default::default()
     });
     let hot = quick_with(d, "hot.json", 180, |_, i| SampleTelemetry { throttled: i % 2 == 0, ..Default::default() });
-    let base = d.join("baselines/nvidia-h200-cc90-132sm-140gib.json");
+    let base = d.join("baselines/nvidia-h200-cc90-132sm-140gib/class.json");
     let r = run(d, &["baseline", "save", &clean, &clean2]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.err.contains("2 runs of 1 card"), "{r:?}");
@@ -334,8 +334,8 @@ fn baseline_save_refuses_poisoned_runs_and_keeps_the_replaced_baseline() {
     let r = run(d, &["baseline", "save", "default.json", "--force"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.err.contains("1 run of 1 card, replacing 2 runs of 1 card"), "{r:?}");
-    assert!(r.err.contains("nvidia-h200-cc90-132sm-140gib.json.previous"), "{r:?}");
-    assert_eq!(std::fs::read(d.join("baselines/nvidia-h200-cc90-132sm-140gib.json.previous")).unwrap(), saved);
+    assert!(r.err.contains("nvidia-h200-cc90-132sm-140gib/class.json.previous"), "{r:?}");
+    assert_eq!(std::fs::read(d.join("baselines/nvidia-h200-cc90-132sm-140gib/class.json.previous")).unwrap(), saved);
     let r = run(d, &["baseline", "list"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(!r.out.contains(".previous"), "{r:?}");
@@ -348,7 +348,7 @@ fn baseline_save_refuses_poisoned_runs_and_keeps_the_replaced_baseline() {
         "{r:?}"
     );
     assert_eq!(std::fs::read(&base).unwrap(), saved);
-    assert_eq!(std::fs::read(d.join("baselines/nvidia-h200-cc90-132sm-140gib.json.previous")).unwrap(), forced);
+    assert_eq!(std::fs::read(d.join("baselines/nvidia-h200-cc90-132sm-140gib/class.json.previous")).unwrap(), forced);
     let r = run(d, &["baseline", "restore", "--name", "nothing", &clean]);
     assert_one_error(&r, 2, "no previous baseline to restore");
 }

@@ -156,7 +156,7 @@ fn baselines_are_saved_listed_shown_and_compared_offline() {
     let r = run_file.to_str().unwrap();
     let o = run(dir.path(), &["baseline", "save", r]);
     assert_exit(&o, 0);
-    assert!(stderr(&o).contains("saved the default baseline of nvidia-h200-cc90-132sm-140gib (1 run) to baselines/nvidia-h200-cc90-132sm-140gib.json"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("saved the default baseline of nvidia-h200-cc90-132sm-140gib (1 run) to baselines/nvidia-h200-cc90-132sm-140gib/class.json"), "{}", stderr(&o));
     // The same run three times: refused as a duplicate unless forced.
     let o = run(dir.path(), &["baseline", "save", r, r, "--name", "r580", "--force"]);
     assert_exit(&o, 0);
@@ -168,7 +168,8 @@ fn baselines_are_saved_listed_shown_and_compared_offline() {
     assert_exit(&o, 0);
     let out = stdout(&o);
     assert!(
-        out.contains("nvidia-h200-cc90-132sm-140gib.json") && out.contains("nvidia-h200-cc90-132sm-140gib.r580.json"),
+        out.contains("nvidia-h200-cc90-132sm-140gib/class.json")
+            && out.contains("nvidia-h200-cc90-132sm-140gib/r580.json"),
         "{out}"
     );
     let o = run(dir.path(), &["baseline", "list", "--json"]);
@@ -188,11 +189,11 @@ fn baselines_are_saved_listed_shown_and_compared_offline() {
     assert_one_error_line(&o, "no baseline `nope` in baselines");
 
     // A baseline file on either side of an offline comparison.
-    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib.r580.json", r]);
+    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib/r580.json", r]);
     assert_exit(&o, 0);
     assert!(stdout(&o).contains("3 runs, newest at"), "{}", stdout(&o));
     let new = regressed_copy(dir.path());
-    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib.json", new.to_str().unwrap()]);
+    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib/class.json", new.to_str().unwrap()]);
     assert_exit(&o, 1);
 }
 
@@ -202,7 +203,7 @@ fn a_broken_baseline_is_reported_and_never_overwritten() {
     let r = fixture("h200-quick-run.json");
     let r = r.to_str().unwrap();
     assert_exit(&run(dir.path(), &["baseline", "save", r]), 0);
-    let path = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json");
+    let path = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib/class.json");
     let good = std::fs::read(&path).unwrap();
     let truncated = &good[..good.len() - 200];
     std::fs::write(&path, truncated).unwrap();
@@ -216,7 +217,7 @@ fn a_broken_baseline_is_reported_and_never_overwritten() {
     let o = run(dir.path(), &["baseline", "list"]);
     assert_exit(&o, 5);
     assert!(stdout(&o).contains("unreadable"), "{}", stdout(&o));
-    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib.json", r]);
+    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib/class.json", r]);
     assert_exit(&o, 5);
     // A baseline from another schema version.
     let foreign = String::from_utf8(good).unwrap().replacen("gpubench.baseline/1", "gpubench.baseline/2", 1);
@@ -244,7 +245,7 @@ fn a_broken_baseline_is_reported_and_never_overwritten() {
 fn a_class_comparison_judges_the_atomics_family_as_a_whole() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let class = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
-    let baseline = root.join("baselines").join(format!("{class}.json.gz"));
+    let baseline = root.join("baselines").join(format!("{class}/class.json.gz"));
     let archive = root.join("tests/corpus").join(class).join("runs-GPU-24386ad7.tar.xz");
     let (_, run) = gpubench::verdict::corpus::gather(&[archive]).unwrap().runs.into_iter().next().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -291,7 +292,7 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn the_same_baseline_gives_the_same_verdicts_from_any_folder() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();
-    let baseline = repo.join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib.json.gz");
+    let baseline = repo.join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz");
     let elsewhere = tempfile::tempdir().unwrap();
     // A run of a card of the baseline (same card) and one of a card it does not hold (class).
     let same = elsewhere.path().join("same.json");

@@ -1,5 +1,7 @@
 //! Which file a baseline lives in.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -25,14 +27,22 @@ impl BaselineKey {
         Ok(BaselineKey { class: gpu.class_key(), uuid: per_gpu.then(|| gpu.uuid.clone()), name })
     }
 
-    /// "<class slug>[.<uuid>][.<name>].json", e.g. "nvidia-h200-cc90-132sm-140gib.json".
-    pub fn file_name(&self) -> String {
+    /// Where the baseline lives in the baselines folder: the class's own folder, and in it
+    /// "class.json" (the class's default baseline), "<name>.json", "<uuid>.json" or
+    /// "<uuid>.<name>.json", e.g. "nvidia-h200-cc90-132sm-140gib/class.json".
+    pub fn relative_path(&self) -> PathBuf {
+        let parts: Vec<String> = self.uuid.iter().map(|u| file_safe_uuid(u)).chain(self.name.clone()).collect();
+        let file = if parts.is_empty() { "class".to_string() } else { parts.join(".") };
+        PathBuf::from(self.class.slug()).join(format!("{file}.json"))
+    }
+
+    /// The one-file name of earlier versions, "<class slug>[.<uuid>][.<name>].json" (e.g.
+    /// "nvidia-h200-cc90-132sm-140gib.json"), still read where a folder holds one.
+    pub fn flat_file_name(&self) -> String {
         let mut s = self.class.slug();
         if let Some(u) = &self.uuid {
             s.push('.');
-            s.extend(
-                u.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '-' }),
-            );
+            s.push_str(&file_safe_uuid(u));
         }
         if let Some(n) = &self.name {
             s.push('.');
@@ -55,6 +65,11 @@ impl BaselineKey {
     }
 }
 
+/// A GPU UUID as part of a file name: lower case, anything but letters, digits and `-` as `-`.
+fn file_safe_uuid(uuid: &str) -> String {
+    uuid.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '-' }).collect()
+}
+
 /// Baseline names: 1 to 64 of ASCII letters, digits, `_` and `-`, starting with a letter or a
 /// digit (they become part of a file name).
 pub fn validate_name(name: &str) -> Result<()> {
@@ -62,6 +77,11 @@ pub fn validate_name(name: &str) -> Result<()> {
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    if name.eq_ignore_ascii_case("class") {
+        return Err(Error::Usage(
+            "bad baseline name `class`: it is the file of the class's default baseline; pick another".into(),
+        ));
+    }
     if ok {
         Ok(())
     } else {
@@ -82,15 +102,19 @@ mod tests {
     #[test]
     fn file_names_follow_class_uuid_and_name() {
         let k = BaselineKey { class: class(), uuid: None, name: None };
-        assert_eq!(k.file_name(), "nvidia-h200-cc90-132sm-140gib.json");
+        assert_eq!(k.relative_path(), PathBuf::from("nvidia-h200-cc90-132sm-140gib/class.json"));
+        assert_eq!(k.flat_file_name(), "nvidia-h200-cc90-132sm-140gib.json");
+        let k = BaselineKey { class: class(), uuid: None, name: Some("dissect".into()) };
+        assert_eq!(k.relative_path(), PathBuf::from("nvidia-h200-cc90-132sm-140gib/dissect.json"));
         let k = BaselineKey { class: class(), uuid: Some("GPU-0ECB8783-d484".into()), name: Some("r570".into()) };
-        assert_eq!(k.file_name(), "nvidia-h200-cc90-132sm-140gib.gpu-0ecb8783-d484.r570.json");
+        assert_eq!(k.relative_path(), PathBuf::from("nvidia-h200-cc90-132sm-140gib/gpu-0ecb8783-d484.r570.json"));
+        assert_eq!(k.flat_file_name(), "nvidia-h200-cc90-132sm-140gib.gpu-0ecb8783-d484.r570.json");
         assert_eq!(k.describe(), "baseline `r570` of nvidia-h200-cc90-132sm-140gib (GPU-0ECB8783-d484)");
     }
 
     #[test]
     fn names_that_would_escape_the_folder_are_refused() {
-        for bad in ["", "../x", "a/b", ".hidden", "a.b", "-x", &"x".repeat(65)] {
+        for bad in ["", "../x", "a/b", ".hidden", "a.b", "-x", &"x".repeat(65), "class", "Class"] {
             assert!(validate_name(bad).is_err(), "{bad}");
         }
         for good in ["r570", "cuda-13_0", "A1"] {

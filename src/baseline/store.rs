@@ -32,6 +32,8 @@ pub fn previous_path(path: &Path) -> PathBuf {
 pub struct Listed {
     /// The file.
     pub path: PathBuf,
+    /// The file within the folder (`<class>/class.json`, or a flat name of earlier versions).
+    pub relative: PathBuf,
     /// Its baseline, or why it cannot be read.
     pub baseline: Result<Baseline>,
 }
@@ -53,12 +55,28 @@ impl Store {
         &self.dir
     }
 
-    /// Where the baseline for `key` lives: `<name>.json`, or `<name>.json.gz` where only the
+    /// Where the baseline for `key` lives: in the class's folder (`<class>/class.json`,
+    /// `<class>/<uuid>.json`, ... — [`BaselineKey::relative_path`]), or the one-file name of
+    /// earlier versions (`<class>.json`) where only that exists; `.json.gz` where only the
     /// compressed file exists (a baseline kept small in a repository; saves keep it compressed).
+    /// A baseline not saved yet goes to the class's folder.
     pub fn path(&self, key: &BaselineKey) -> PathBuf {
-        let plain = self.dir.join(key.file_name());
-        let compressed = self.dir.join(format!("{}.gz", key.file_name()));
-        if !plain.exists() && compressed.exists() { compressed } else { plain }
+        let placed = |relative: PathBuf| -> Option<PathBuf> {
+            let plain = self.dir.join(&relative);
+            let mut compressed = plain.clone().into_os_string();
+            compressed.push(".gz");
+            let compressed = PathBuf::from(compressed);
+            if plain.exists() {
+                Some(plain)
+            } else if compressed.exists() {
+                Some(compressed)
+            } else {
+                None
+            }
+        };
+        placed(key.relative_path())
+            .or_else(|| placed(PathBuf::from(key.flat_file_name())))
+            .unwrap_or_else(|| self.dir.join(key.relative_path()))
     }
 
     /// The baseline for `key`: `None` when there is no such file, an error when the file
@@ -215,23 +233,44 @@ impl Store {
         Ok((path, baseline))
     }
 
-    /// Every `*.json` and `*.json.gz` file of the folder (hidden and temporary files skipped),
-    /// sorted by name;
-    /// an absent folder lists nothing.
+    /// Every `*.json` and `*.json.gz` file of the folder and of its class folders one level
+    /// down (hidden and temporary files skipped), sorted by path; an absent folder lists
+    /// nothing.
     pub fn list(&self) -> Result<Vec<Listed>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&self.dir, e)),
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !name.starts_with('.') && (name.ends_with(".json") || name.ends_with(".json.gz")) && p.is_file()
-            })
-            .collect();
+        let mut paths = Vec::new();
+        for entry in documents_and_folders(&self.dir)? {
+            if entry.is_dir() {
+                paths.extend(documents_and_folders(&entry)?.into_iter().filter(|p| p.is_file()));
+            } else {
+                paths.push(entry);
+            }
+        }
         paths.sort();
-        Ok(paths.into_iter().map(|path| Listed { baseline: Baseline::read(&path), path }).collect())
+        Ok(paths
+            .into_iter()
+            .map(|path| Listed {
+                baseline: Baseline::read(&path),
+                relative: path.strip_prefix(&self.dir).map(Path::to_path_buf).unwrap_or_else(|_| path.clone()),
+                path,
+            })
+            .collect())
     }
+}
+
+/// The `*.json` and `*.json.gz` files and the folders of `dir`, hidden ones skipped; an absent
+/// folder holds none.
+fn documents_and_folders(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    Ok(entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !name.starts_with('.')
+                && (p.is_dir() || ((name.ends_with(".json") || name.ends_with(".json.gz")) && p.is_file()))
+        })
+        .collect())
 }

@@ -145,7 +145,7 @@ pub fn metric_noise_table(b: &Baseline, rule: &Rule) -> Table {
 pub fn baseline_list_table(listed: &[Listed]) -> Table {
     let mut t = table(vec!["file", "GPU class", "name", "GPU", "runs", "profile", "driver", "NVRTC", "updated"]);
     for l in listed {
-        let file = l.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = l.relative.display().to_string();
         match &l.baseline {
             Ok(b) => t.add_row(vec![
                 Cell::new(file),
