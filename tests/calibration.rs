@@ -50,14 +50,14 @@ fn runs_by_card(slug: &str) -> BTreeMap<String, Vec<ResultsDocument>> {
 fn split(
     by_card: &BTreeMap<String, Vec<ResultsDocument>>,
 ) -> (Vec<ResultsDocument>, Vec<(String, Vec<ResultsDocument>)>) {
-    // The generated code a card's runs were measured with: the cards of the code most cards
-    // share come first (they hold every board part number), then those with the most runs.
+    // The cards with the most runs first (the workflow's three), then among as many runs those
+    // of the generated code most cards share.
     let code = |runs: &Vec<ResultsDocument>| -> std::collections::BTreeSet<(String, String)> {
         runs[0].benchmarks.iter().flat_map(|b| &b.kernels).map(|k| (k.source.clone(), k.cubin_sha256.clone())).collect()
     };
     let sharing = |runs: &Vec<ResultsDocument>| by_card.values().filter(|r| code(r) == code(runs)).count();
     let mut cards: Vec<(&String, &Vec<ResultsDocument>)> = by_card.iter().collect();
-    cards.sort_by(|a, b| sharing(b.1).cmp(&sharing(a.1)).then(b.1.len().cmp(&a.1.len())).then(a.0.cmp(b.0)));
+    cards.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(sharing(b.1).cmp(&sharing(a.1))).then(a.0.cmp(b.0)));
     let board = |c: &(&String, &Vec<ResultsDocument>)| c.1[0].gpu.board_part_number.clone();
     let mut seen = std::collections::BTreeSet::new();
     let (mut first, mut rest): (Vec<_>, Vec<_>) = (Vec::new(), Vec::new());
@@ -169,13 +169,14 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
     assert!(class == 0 && same <= 1, "{text}");
 }
 
-/// H200, three cards of two runs each (one of each board first), every other card judged
-/// against them, and the four cards of three runs (recorded with a later L2 kernel) each run
-/// against a per-card baseline of its other two: no class alarm; one same-card alarm,
+/// H200, three cards of three runs each (current code, both board part numbers), every other
+/// card judged against them (the ten cards of two runs recorded with an earlier L2 kernel, whose
+/// L2 metrics are not comparable), and the other three cards of three runs each run against a
+/// per-card baseline of its other two: no class alarm; one same-card alarm,
 /// `l2_bandwidth/private` 2.83 % low (its runs fall on levels a few percent apart from process
 /// to process, the same cause as the A/A upgrade job's one alarm). Before runs carried their
-/// own sampling error as a floor, contention atomics with 5 % between samples gave one class
-/// and two same-card alarms here.
+/// own sampling error as a floor, contention atomics with 5 % between samples gave class and
+/// same-card alarms here.
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
@@ -190,11 +191,12 @@ fn single_metric_rule() -> Rule {
     Rule { family_verdicts: None, same_card_family_verdicts: None, ..Rule::default() }
 }
 
-/// Injected single-metric shifts: 10 % caught on the same card in 98.9 % (H100) and 98.4 %
+/// Injected single-metric shifts: 10 % caught on the same card in 98.9 % (H100) and 99.6 %
 /// (H200) of the verdicts (the rest INSENSITIVE: a per-card baseline of two runs of the
 /// noisiest L2 and atomics metrics), and against the class wherever 10 % exceeds the metric's
 /// stated detectable effect; the share of metrics detectable to 5 % against three cards is
-/// 88.7 % (H100) and 86.3 % (H200); 20 % is never PASS or INCONCLUSIVE.
+/// 88.7 % (H100) and 80.7 % (H200: a baseline of three cards of two boards, so a card's
+/// board holds one or two of them); 20 % is never PASS or INCONCLUSIVE.
 fn single_metric_power(slug: &str, min_within_5: f64) {
     let w = workflow(&runs_by_card(slug));
     let rule = single_metric_rule();
@@ -246,7 +248,7 @@ fn h100_single_metric_shifts_are_caught_where_stated() {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H200, 0.86);
+    single_metric_power(H200, 0.80);
 }
 
 /// `run` with the metrics of `family` moved by 5 %, alternately worse and better.

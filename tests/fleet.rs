@@ -1,4 +1,4 @@
-//! Fleet analysis on recorded runs of three H200 cards (tests/fixtures/recorded/h200-aa/set{1,2,3}-runs.tar.gz,
+//! Fleet analysis on recorded runs of three H200 cards (tests/fixtures/recorded/h200-aa/set{1,2,3}-runs.tar.xz,
 //! six default-profile runs each), with synthetic defects planted into copies of them.
 
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ fn aa_dir() -> PathBuf {
 }
 
 fn tarballs() -> Vec<PathBuf> {
-    (1..=3).map(|s| aa_dir().join(format!("set{s}-runs.tar.gz"))).collect()
+    (1..=3).map(|s| aa_dir().join(format!("set{s}-runs.tar.xz"))).collect()
 }
 
 /// The family on which the recorded cards differ as cards of a class do: CARD2 reads CAS of a
@@ -318,7 +318,7 @@ fn folders_skip_foreign_json_and_read_node_status() {
         r#"{"schema":"gpubench.node/1","host":"nodeA","exit_code":3,"reason":"no CUDA GPU"}"#,
     )
     .unwrap();
-    std::fs::copy(aa_dir().join("set1-runs.tar.gz"), node.join("runs.tar.gz")).unwrap();
+    std::fs::copy(aa_dir().join("set1-runs.tar.xz"), node.join("runs.tar.xz")).unwrap();
     let l = load(&[dir.path().to_path_buf()]).unwrap();
     assert_eq!(l.runs.len(), 6);
     assert_eq!(l.skipped.len(), 1);

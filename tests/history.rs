@@ -16,7 +16,7 @@ fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
-const SET3: &str = "tests/fixtures/recorded/h200-aa/set3-runs.tar.gz";
+const SET3: &str = "tests/fixtures/recorded/h200-aa/set3-runs.tar.xz";
 const SET3_CARD: &str = "GPU-df5b3884-f54a-2124-4ed3-bcfdc14ff990";
 
 /// The six default runs of A/A set 3 (one card), oldest first.

@@ -17,7 +17,7 @@ fn repo() -> PathBuf {
 
 fn tarballs() -> Vec<String> {
     (1..=3)
-        .map(|s| repo().join(format!("tests/fixtures/recorded/h200-aa/set{s}-runs.tar.gz")).display().to_string())
+        .map(|s| repo().join(format!("tests/fixtures/recorded/h200-aa/set{s}-runs.tar.xz")).display().to_string())
         .collect()
 }
 

@@ -41,7 +41,7 @@ fn planted_runs(dir: &Path, k: usize) -> PathBuf {
 #[test]
 fn import_is_idempotent_over_files_folders_and_archives() {
     let dir = tempfile::tempdir().unwrap();
-    let set1 = repo("tests/fixtures/recorded/h200-aa/set1-runs.tar.gz");
+    let set1 = repo("tests/fixtures/recorded/h200-aa/set1-runs.tar.xz");
     let quick = repo("tests/fixtures/h200-quick-run.json");
     let o = run(dir.path(), &["history", "import", set1.to_str().unwrap(), quick.to_str().unwrap()]);
     assert_exit(&o, 0);

@@ -14,6 +14,7 @@ pub fn info(args: InfoArgs) -> Result<i32> {
     if args.format.json {
         let json = serde_json::json!({
             "gpu": gpu.identity(),
+            "class": gpu.identity().class_key().slug(),
             "stack": gpu.stack(),
             "status": status.as_ref().ok(),
             "status_unavailable": status.as_ref().err(),
