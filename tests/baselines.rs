@@ -94,18 +94,28 @@ fn a_saved_baseline_reads_back_with_its_stack_summaries_and_samples() {
     assert_eq!(names(&store.dir().join("nvidia-h200-cc90-132sm-140gib")), ["class.json"]);
 }
 
+/// A store in `root/baselines` whose class baseline of one default run is kept gzipped at
+/// `at` only (the class folder removed where `at` lies outside it).
+fn class_baseline_kept_at(root: &Path, at: &Path) -> (Store, ResultsDocument, BaselineKey) {
+    let store = Store::new(root.join("baselines"));
+    let doc = default_run();
+    let key = class_key(&doc);
+    let (saved, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
+    std::fs::write(at, gpubench::results::gzipped(&std::fs::read(&saved).unwrap())).unwrap();
+    std::fs::remove_file(&saved).unwrap();
+    if !at.starts_with(saved.parent().unwrap()) {
+        std::fs::remove_dir(saved.parent().unwrap()).unwrap();
+    }
+    (store, doc, key)
+}
+
 /// A baseline kept compressed (`<class>/class.json.gz`, as a repository may hold it) is found,
 /// read, appended to and stays compressed; nothing else is written beside it.
 #[test]
 fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path().join("baselines"));
-    let doc = default_run();
-    let key = class_key(&doc);
-    let (plain, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
     let compressed = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib/class.json.gz");
-    std::fs::write(&compressed, gpubench::results::gzipped(&std::fs::read(&plain).unwrap())).unwrap();
-    std::fs::remove_file(&plain).unwrap();
+    let (store, doc, key) = class_baseline_kept_at(dir.path(), &compressed);
     assert_eq!(store.path(&key), compressed);
     let (path, loaded) = store.load(&key).unwrap().unwrap();
     assert_eq!((path, loaded.runs.len()), (compressed.clone(), 1));
@@ -137,13 +147,8 @@ fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
 #[test]
 fn a_baseline_of_the_flat_layout_is_read_and_saved_in_place() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path().join("baselines"));
-    let doc = default_run();
-    let key = class_key(&doc);
-    let (folder_path, _) = store.save(&key, vec![doc.clone()], SaveMode::Replace, 1_700_000_000).unwrap();
     let flat = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json.gz");
-    std::fs::write(&flat, gpubench::results::gzipped(&std::fs::read(&folder_path).unwrap())).unwrap();
-    std::fs::remove_dir_all(folder_path.parent().unwrap()).unwrap();
+    let (store, doc, key) = class_baseline_kept_at(dir.path(), &flat);
     assert_eq!(store.path(&key), flat);
     let mut second = doc.clone();
     second.created_unix_s += 60;

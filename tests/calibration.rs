@@ -55,25 +55,35 @@ fn split(
     let code = |runs: &Vec<ResultsDocument>| -> std::collections::BTreeSet<(String, String)> {
         runs[0].benchmarks.iter().flat_map(|b| &b.kernels).map(|k| (k.source.clone(), k.cubin_sha256.clone())).collect()
     };
-    let sharing = |runs: &Vec<ResultsDocument>| by_card.values().filter(|r| code(r) == code(runs)).count();
+    let codes: BTreeMap<&String, _> = by_card.iter().map(|(u, r)| (u, code(r))).collect();
+    let sharing: BTreeMap<&String, usize> =
+        codes.iter().map(|(u, c)| (*u, codes.values().filter(|other| *other == c).count())).collect();
     let mut cards: Vec<(&String, &Vec<ResultsDocument>)> = by_card.iter().collect();
-    cards.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(sharing(b.1).cmp(&sharing(a.1))).then(a.0.cmp(b.0)));
+    cards.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(sharing[b.0].cmp(&sharing[a.0])).then(a.0.cmp(b.0)));
     let board = |c: &(&String, &Vec<ResultsDocument>)| c.1[0].gpu.board_part_number.clone();
     let mut seen = std::collections::BTreeSet::new();
     let (mut first, mut rest): (Vec<_>, Vec<_>) = (Vec::new(), Vec::new());
     for c in cards {
         if seen.insert(board(&c)) { first.push(c) } else { rest.push(c) }
     }
-    // Three cards whose runs one baseline can hold (the same generated code): a card recorded
-    // with other kernels is judged, not learned from.
+    // Three cards whose runs one baseline can hold (`Baseline::accepts`: the same generated
+    // code, settings and stack): a card recorded with other kernels is judged, not learned from.
     let (mut chosen, mut others): (Vec<ResultsDocument>, Vec<(String, Vec<ResultsDocument>)>) =
         (Vec::new(), Vec::new());
-    let mut cards_chosen = 0;
+    let (mut reference, mut cards_chosen): (Option<Baseline>, usize) = (None, 0);
     for (uuid, runs) in first.into_iter().chain(rest) {
-        let with: Vec<ResultsDocument> = chosen.iter().chain(runs.iter().take(3)).cloned().collect();
-        let key = BaselineKey { class: runs[0].gpu.class_key(), uuid: None, name: None };
-        if cards_chosen < 3 && Baseline::from_runs(&key, with.clone(), 0).is_ok() {
-            chosen = with;
+        let three: Vec<ResultsDocument> = runs.iter().take(3).cloned().collect();
+        let fits = cards_chosen < 3
+            && match &reference {
+                Some(b) => three.iter().all(|r| b.accepts(r).is_ok()),
+                None => {
+                    let key = BaselineKey { class: three[0].gpu.class_key(), uuid: None, name: None };
+                    reference = Baseline::from_runs(&key, three.clone(), 0).ok();
+                    reference.is_some()
+                }
+            };
+        if fits {
+            chosen.extend(three);
             cards_chosen += 1;
         } else {
             others.push((uuid.clone(), runs.clone()));
