@@ -3,11 +3,14 @@
 Markdown table over the cards of results files, folders or .tar.xz / .tar.gz archives of them.
 
     python3 scripts/process_spread.py tests/corpus [BENCHMARK:METRIC ...]
+    python3 scripts/process_spread.py --cards PATHS... BENCHMARK:METRIC
 
-Per metric: the cards with three runs or more, the spread of a card's run medians (sample standard
+Paths may also be baseline files (their runs are read). Per metric: the cards with three runs or more, the spread of a card's run medians (sample standard
 deviation over their mean; the median over the cards, and the largest) and the largest gap
 between two runs of a card (largest over smallest run median). Without metrics, the atomics
-metrics whose launches are batched to 1 ms of GPU time per iteration.
+metrics whose launches are batched to 1 ms of GPU time per iteration. With --cards, one metric
+card by card: each card's mean of its run medians and each run median, against the median of the
+cards' means.
 """
 import gzip
 import json
@@ -37,6 +40,8 @@ def documents(path):
             doc = json.load(f)
         if doc.get("schema") == "gpubench.results/1":
             yield doc
+        elif doc.get("schema") == "gpubench.baseline/1":
+            yield from doc["runs"]
 
 
 def median(doc, key):
@@ -49,9 +54,26 @@ def median(doc, key):
     return None
 
 
-paths = [a for a in sys.argv[1:] if ":" not in a]
-keys = [a for a in sys.argv[1:] if ":" in a] or ATOMICS
+args = [a for a in sys.argv[1:] if a != "--cards"]
+paths = [a for a in args if ":" not in a]
+keys = [a for a in args if ":" in a] or ATOMICS
 docs = [d for p in paths for d in documents(p)]
+if "--cards" in sys.argv:
+    key = keys[0]
+    cards = {}
+    for d in sorted(docs, key=lambda d: d["created_unix_s"]):
+        v = median(d, key)
+        if v is not None:
+            runs = cards.setdefault(d["gpu"]["uuid"], {})
+            runs.setdefault(d["created_unix_s"], v)
+    means = {u: statistics.fmean(r.values()) for u, r in cards.items()}
+    mid = statistics.median(means.values())
+    pct = lambda v: f"{100 * (v / mid - 1):+.2f} %"
+    print(f"| card | runs | `{key}`: card mean against the median card | each run |")
+    print("| --- | ---: | ---: | --- |")
+    for u in sorted(cards):
+        print(f"| {u[:12]} | {len(cards[u])} | {pct(means[u])} | {', '.join(pct(v) for v in cards[u].values())} |")
+    sys.exit(0)
 print("| metric | cards | spread of a card's runs (median over cards) | largest | largest gap between two runs |")
 print("| --- | ---: | ---: | ---: | ---: |")
 for key in keys:

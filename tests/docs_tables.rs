@@ -100,6 +100,26 @@ fn spread_between_processes_is_generated_from_the_corpus() {
     figures_stand_in(&format!("largest gap between two runs: span up to {gap}"), &["docs/src/verdicts.md"]);
 }
 
+/// The card of the H200 corpus whose distinct-word atomics every other card sets apart, in
+/// `docs/src/verdicts.md`.
+#[test]
+fn the_card_apart_is_the_corpus_card_apart() {
+    let printed = script(
+        "process_spread.py",
+        &[
+            "--cards",
+            "tests/corpus/nvidia-h200-cc90-132sm-140gib",
+            "baselines/nvidia-h200-cc90-132sm-140gib/class.json.gz",
+            "atomics/add_u32/distinct:ops_per_s",
+        ],
+    );
+    assert_eq!(
+        table("docs/src/verdicts.md", "| card | runs | `atomics/add_u32/distinct:ops_per_s`"),
+        printed.lines().collect::<Vec<_>>(),
+        "regenerate the table with the command beside it"
+    );
+}
+
 /// The figures of the class baselines in "What it measures", "Baselines and verdicts" and the
 /// harness chapter.
 #[test]

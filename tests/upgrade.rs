@@ -66,6 +66,22 @@ fn two_versions_of_a_kernel_compare_by_their_inner_loops() {
     assert_eq!(copy.verdict, CodeVerdict::Identical);
 }
 
+/// `dram_read_u8_h2` as NVRTC 13.0 (a) and 12.9 (b) compiled it for sm_90 on an H200: the two
+/// differ by one `@!P0 NOP` in the epilogue, before block 0's barrier. After the kernel's `EXIT`
+/// lies the slow path of the warp-shuffle reduction's `BRA.DIV`, which branches back into the
+/// epilogue: a return, not a loop. The streaming loop (eight 128-bit loads) is the inner loop,
+/// the same on both sides.
+#[test]
+fn a_branch_back_from_code_after_exit_is_not_the_inner_loop() {
+    let (a, b) = (functions(&fixture("a/dram_read_u8_h2.sass")), functions(&fixture("b/dram_read_u8_h2.sass")));
+    let l = function(&a, "dram_read_u8_h2").inner.clone().expect("a loop");
+    assert_eq!(l.classes.get("load global 128-bit NA.LTC256B"), Some(&8), "{:?}", l.classes);
+    assert!(!l.code.iter().any(|c| c.starts_with("EXIT") || c.contains("SHFL")), "{:?}", l.code);
+    let read = compare_function(function(&a, "dram_read_u8_h2"), function(&b, "dram_read_u8_h2"));
+    assert_eq!(read.verdict, CodeVerdict::LoopIdentical, "{}", read.line());
+    assert_eq!(read.loop_len, Some((l.len(), l.len())));
+}
+
 #[test]
 fn the_recorded_dissect_listing_has_one_timed_load_in_each_chase_loop() {
     let path = root().join("tests/fixtures/sass/sm_90-dissect.sass.gz");

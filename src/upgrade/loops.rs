@@ -1,7 +1,10 @@
 //! The executed inner loop of a kernel and what it is made of.
 //!
 //! A loop is a backward branch: a `BRA` to an earlier instruction; its body runs from the target
-//! to the last branch back to it. A branch to itself is the trap after `EXIT`, not a loop. The
+//! to the last branch back to it. A branch to itself is the trap after `EXIT`, not a loop, and
+//! so is a span that holds an unconditional `EXIT`: ptxas places out-of-line code after the
+//! kernel's `EXIT` (the slow path of a `BRA.DIV` for a divergent warp shuffle, say) and ends it
+//! with a branch back into the body, which is a return, not an iteration. The
 //! innermost loops are those that hold no other loop. The kernel's inner loop is the one its
 //! timing brackets: of the innermost loops that read the SM clock or %globaltimer or lie between
 //! the function's first and last such read, the longest (ptxas places an unrolled main loop
@@ -48,7 +51,11 @@ pub fn loops(f: &Function) -> Vec<Span> {
             *end = (*end).max(i);
         }
     }
-    by_target.into_iter().map(|(start, end)| Span { start, end }).collect()
+    by_target
+        .into_iter()
+        .map(|(start, end)| Span { start, end })
+        .filter(|s| !f.instrs[s.start..=s.end].iter().any(|i| i.text == "EXIT" || i.text.starts_with("EXIT ")))
+        .collect()
 }
 
 /// The loops of `f` that hold no other loop.

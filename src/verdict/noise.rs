@@ -196,7 +196,9 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
     for (key, family, normalized, mut spreads, cards) in measured {
         let class_prior = prior.and_then(|p| p.spreads(&key, normalized)).and_then(|s| s.run_model.or(s.run));
         spreads.run_model = match class_prior {
-            Some(cp) => Some(moderated(&cp.prior(), spreads.run, confidence).unwrap_or_else(|| own(spreads.run, cp))),
+            Some(cp) => {
+                Some(class_moderated(&cp.prior(), spreads.run, confidence).unwrap_or_else(|| own(spreads.run, cp)))
+            }
             None => family_moderated(run_priors.get(&(family.clone(), normalized)), spreads.run, confidence),
         };
         spreads.card_model = family_moderated(card_priors.get(&(family.clone(), normalized)), spreads.card, confidence);
@@ -281,6 +283,24 @@ fn moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) -> Opt
             return None;
         }
     }
+    let (v, df) = prior.moderate(s_sq, d);
+    Some(Spread { sd: v.sqrt(), df: df.min(MAX_PRIOR_DF) })
+}
+
+/// A card's run spread of a metric moderated by the class's run spread of the same metric, the
+/// prior of a per-card baseline; `None` where its spread is improbably large under that prior (a
+/// card whose runs of the metric stray more than the class's keeps its own). An improbably small
+/// spread is moderated all the same: a card's two or three runs of a metric whose runs fall on a
+/// few discrete levels (pages, placements) often land on one level and agree to the last digit,
+/// and the class's many runs of that very metric say how far a run can stray. (Against a family
+/// prior, fitted to the other metrics of the family, [`moderated`] keeps a quiet metric's own.)
+fn class_moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) -> Option<Spread> {
+    if let Some(s) = own.filter(|s| s.df > 0.0)
+        && f_upper_tail(s.sd * s.sd / prior.s0_sq, s.df, prior.d0) < 1.0 - confidence
+    {
+        return None;
+    }
+    let (s_sq, d) = own.map_or((0.0, 0.0), |s| (s.sd * s.sd, s.df));
     let (v, df) = prior.moderate(s_sq, d);
     Some(Spread { sd: v.sqrt(), df: df.min(MAX_PRIOR_DF) })
 }
@@ -425,5 +445,20 @@ mod tests {
         // No spread of its own: the prior as it stands.
         let p = moderated(&prior, None, 0.99).unwrap();
         assert_eq!((p.sd, p.df), (0.01, 40.0));
+    }
+
+    #[test]
+    fn a_card_is_moderated_by_the_class_unless_its_runs_stray_further() {
+        // The class's runs of the metric stray by 1.8 % (13 df); two runs of a card agree to
+        // 0.0035 % (one df, the same level): the class's spread, hardly narrowed.
+        let class = VariancePrior { s0_sq: 0.018f64.powi(2), d0: 13.0, n: 1 };
+        let quiet = class_moderated(&class, Some(Spread { sd: 3.5e-5, df: 1.0 }), 0.99).unwrap();
+        assert_eq!(quiet.df, 14.0);
+        assert!(quiet.sd > 0.017 && quiet.sd < 0.018, "{quiet:?}");
+        // Against a family prior the same quiet metric keeps its own.
+        assert!(moderated(&class, Some(Spread { sd: 3.5e-5, df: 1.0 }), 0.99).is_none());
+        // A card whose runs stray by 15 % on 2 df: its own.
+        assert!(class_moderated(&class, Some(Spread { sd: 0.15, df: 2.0 }), 0.99).is_none());
+        assert_eq!(own(Some(Spread { sd: 0.15, df: 2.0 }), Spread { sd: 0.018, df: 13.0 }).sd, 0.15);
     }
 }
