@@ -109,6 +109,13 @@ fn class_baseline_kept_at(root: &Path, at: &Path) -> (Store, ResultsDocument, Ba
     (store, doc, key)
 }
 
+/// Appends `doc` as a run a minute later to the baseline `key`.
+fn append_a_minute_later(store: &Store, key: &BaselineKey, doc: &ResultsDocument) -> (PathBuf, Baseline) {
+    let mut second = doc.clone();
+    second.created_unix_s += 60;
+    store.save(key, vec![second], SaveMode::Append { max_runs: 5 }, 1_700_000_100).unwrap()
+}
+
 /// A baseline kept compressed (`<class>/class.json.gz`, as a repository may hold it) is found,
 /// read, appended to and stays compressed; nothing else is written beside it.
 #[test]
@@ -119,9 +126,7 @@ fn a_compressed_baseline_is_found_appended_to_and_kept_compressed() {
     assert_eq!(store.path(&key), compressed);
     let (path, loaded) = store.load(&key).unwrap().unwrap();
     assert_eq!((path, loaded.runs.len()), (compressed.clone(), 1));
-    let mut second = doc.clone();
-    second.created_unix_s += 60;
-    let (path, saved) = store.save(&key, vec![second], SaveMode::Append { max_runs: 5 }, 1_700_000_100).unwrap();
+    let (path, saved) = append_a_minute_later(&store, &key, &doc);
     assert_eq!((path, saved.runs.len()), (compressed.clone(), 2));
     assert!(std::fs::read(&compressed).unwrap().starts_with(&[0x1f, 0x8b]), "still gzip");
     let folder = compressed.parent().unwrap();
@@ -150,9 +155,7 @@ fn a_baseline_of_the_flat_layout_is_read_and_saved_in_place() {
     let flat = dir.path().join("baselines/nvidia-h200-cc90-132sm-140gib.json.gz");
     let (store, doc, key) = class_baseline_kept_at(dir.path(), &flat);
     assert_eq!(store.path(&key), flat);
-    let mut second = doc.clone();
-    second.created_unix_s += 60;
-    let (path, saved) = store.save(&key, vec![second], SaveMode::Append { max_runs: 5 }, 1_700_000_100).unwrap();
+    let (path, saved) = append_a_minute_later(&store, &key, &doc);
     assert_eq!((path, saved.runs.len()), (flat.clone(), 2));
     let listed = store.list().unwrap();
     assert_eq!(listed.iter().map(|l| l.path.clone()).collect::<Vec<_>>(), [flat]);

@@ -73,15 +73,7 @@ fn split(
     let (mut reference, mut cards_chosen): (Option<Baseline>, usize) = (None, 0);
     for (uuid, runs) in first.into_iter().chain(rest) {
         let three: Vec<ResultsDocument> = runs.iter().take(3).cloned().collect();
-        let fits = cards_chosen < 3
-            && match &reference {
-                Some(b) => three.iter().all(|r| b.accepts(r).is_ok()),
-                None => {
-                    let key = BaselineKey { class: three[0].gpu.class_key(), uuid: None, name: None };
-                    reference = Baseline::from_runs(&key, three.clone(), 0).ok();
-                    reference.is_some()
-                }
-            };
+        let fits = cards_chosen < 3 && held_with(&mut reference, &three);
         if fits {
             chosen.extend(three);
             cards_chosen += 1;
@@ -90,6 +82,19 @@ fn split(
         }
     }
     (chosen, others)
+}
+
+/// Whether one baseline can hold `runs` with those of the first card passed here
+/// (`Baseline::accepts` against that card's baseline, which the first call makes).
+fn held_with(reference: &mut Option<Baseline>, runs: &[ResultsDocument]) -> bool {
+    match reference {
+        Some(b) => runs.iter().all(|r| b.accepts(r).is_ok()),
+        None => {
+            let key = BaselineKey { class: runs[0].gpu.class_key(), uuid: None, name: None };
+            *reference = Baseline::from_runs(&key, runs.to_vec(), 0).ok();
+            reference.is_some()
+        }
+    }
 }
 
 /// A class baseline of `runs`, as `baseline save` writes it.
@@ -148,10 +153,8 @@ fn every_other_card(by_card: &BTreeMap<String, Vec<ResultsDocument>>, uuid: &str
     let mut reference: Option<Baseline> = None;
     for (_, card) in by_card.iter().filter(|(u, _)| u.as_str() != uuid) {
         let three: Vec<ResultsDocument> = card.iter().take(3).cloned().collect();
-        match &reference {
-            Some(b) if !three.iter().all(|r| b.accepts(r).is_ok()) => continue,
-            Some(_) => {}
-            None => reference = Some(class_baseline(three.clone())),
+        if !held_with(&mut reference, &three) {
+            continue;
         }
         runs.extend(three);
     }

@@ -29,6 +29,15 @@ fn book(page: &str) -> String {
 
 /// The lines of the first table of `page` whose header starts with `header` (indented tables of
 /// list items included), without the indentation.
+/// Asserts that the table of `page` headed `header` is `generated`, line for line.
+fn assert_generated(page: &str, header: &str, generated: &str) {
+    assert_eq!(
+        table(page, header),
+        generated.lines().collect::<Vec<_>>(),
+        "regenerate the table with the command beside it"
+    );
+}
+
 fn table(page: &str, header: &str) -> Vec<String> {
     let text = book(page);
     let lines: Vec<String> = text
@@ -62,11 +71,7 @@ fn figures_stand_in(printed: &str, pages: &[&str]) {
 #[test]
 fn bandwidth_against_peers_table_is_generated_from_the_recording() {
     let generated = script("bandwidth_vs_peers.py", &["tests/fixtures/recorded/bandwidth-vs-peers.tar.xz"]);
-    assert_eq!(
-        table("docs/src/measures.md", "| GPU | card |"),
-        generated.lines().collect::<Vec<_>>(),
-        "regenerate the table with the command beside it"
-    );
+    assert_generated("docs/src/measures.md", "| GPU | card |", &generated);
     let rows: Vec<&str> = generated.lines().skip(2).collect();
     assert!(rows.len() >= 15, "{} rows", rows.len());
     for row in rows {
@@ -89,11 +94,7 @@ fn bandwidth_notes_are_the_recording_s() {
 #[test]
 fn spread_between_processes_is_generated_from_the_corpus() {
     let generated = script("process_spread.py", &["tests/corpus/nvidia-h100-80gb-hbm3-cc90-132sm-79gib"]);
-    assert_eq!(
-        table("docs/src/measures.md", "| metric | cards | spread of a card's runs"),
-        generated.lines().collect::<Vec<_>>(),
-        "regenerate the table with the command beside it"
-    );
+    assert_generated("docs/src/measures.md", "| metric | cards | spread of a card's runs", &generated);
     let private = script("process_spread.py", &["tests/corpus", "l2_bandwidth/private:bandwidth"]);
     let row = private.lines().nth(2).unwrap();
     let gap = row.trim_end_matches(" |").rsplit("| ").next().unwrap();
@@ -113,11 +114,7 @@ fn the_card_apart_is_the_corpus_card_apart() {
             "atomics/add_u32/distinct:ops_per_s",
         ],
     );
-    assert_eq!(
-        table("docs/src/verdicts.md", "| card | runs | `atomics/add_u32/distinct:ops_per_s`"),
-        printed.lines().collect::<Vec<_>>(),
-        "regenerate the table with the command beside it"
-    );
+    assert_generated("docs/src/verdicts.md", "| card | runs | `atomics/add_u32/distinct:ops_per_s`", &printed);
 }
 
 /// The figures of the class baselines in "What it measures", "Baselines and verdicts" and the

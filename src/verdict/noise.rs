@@ -276,10 +276,21 @@ fn family_moderated(prior: Option<&VariancePrior>, own: Option<Spread>, confiden
 /// metric is not narrowed by quiet ones) or improbably small (a metric that repeats to the last
 /// digit is not widened by noisy ones), each at `1 − confidence`.
 fn moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) -> Option<Spread> {
+    moderate_unless(prior, own, confidence, true)
+}
+
+/// `own` moderated by `prior`, or `None` where it is improbably large under it, or improbably
+/// small when `small_keeps_own`, at `1 − confidence`.
+fn moderate_unless(
+    prior: &VariancePrior,
+    own: Option<Spread>,
+    confidence: f64,
+    small_keeps_own: bool,
+) -> Option<Spread> {
     let (s_sq, d) = own.map_or((0.0, 0.0), |s| (s.sd * s.sd, s.df));
     if d > 0.0 {
         let upper = f_upper_tail(s_sq / prior.s0_sq, d, prior.d0);
-        if upper < 1.0 - confidence || 1.0 - upper < 1.0 - confidence {
+        if upper < 1.0 - confidence || (small_keeps_own && 1.0 - upper < 1.0 - confidence) {
             return None;
         }
     }
@@ -295,14 +306,7 @@ fn moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) -> Opt
 /// and the class's many runs of that very metric say how far a run can stray. (Against a family
 /// prior, fitted to the other metrics of the family, [`moderated`] keeps a quiet metric's own.)
 fn class_moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) -> Option<Spread> {
-    if let Some(s) = own.filter(|s| s.df > 0.0)
-        && f_upper_tail(s.sd * s.sd / prior.s0_sq, s.df, prior.d0) < 1.0 - confidence
-    {
-        return None;
-    }
-    let (s_sq, d) = own.map_or((0.0, 0.0), |s| (s.sd * s.sd, s.df));
-    let (v, df) = prior.moderate(s_sq, d);
-    Some(Spread { sd: v.sqrt(), df: df.min(MAX_PRIOR_DF) })
+    moderate_unless(prior, own, confidence, false)
 }
 
 /// A metric the class prior cannot explain keeps its own spread where it has one, else the
