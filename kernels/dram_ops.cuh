@@ -50,21 +50,34 @@ __device__ __forceinline__ u32 dram_words(double2 v) {
 }
 
 // Calls body(i, bd, full) for each tile of U x blockDim vectors this block owns: i is the
-// thread's first vector, its others are i + k * bd; `full` says all U are below n2.
-template <int U, class F> __device__ __forceinline__ void dram_tiles(u64 n2, F body) {
+// thread's first vector, its others are i + k * bd; `full` says all U are below n2. One launch
+// makes `passes` passes over the n2 vectors (T tiles each): the grid walks the virtual tiles
+// 0 .. passes x T in order, block b taking b, b + gridDim, ..., virtual tile v being tile v mod T,
+// so a tile comes back only after the whole array has streamed through and every pass reads
+// DRAM. A persistent grid wraps from one pass into the next; a flat grid has a block per virtual
+// tile. Passes make a launch long enough for the launch gap not to count
+// (src/measure/launch_size.rs).
+template <int U, class F> __device__ __forceinline__ void dram_tiles(u64 n2, u32 passes, F body) {
     const u64 bd = blockDim.x;
     const u64 tile = bd * U;
-    const u64 step = (u64)gridDim.x * tile;
-    u64 i = (u64)blockIdx.x * tile + threadIdx.x;
-    for (; i - threadIdx.x + tile <= n2; i += step) body(i, bd, true);
-    if (i < n2) body(i, bd, false);
+    const u64 tiles = (n2 + tile - 1) / tile;
+    const u64 virtual_tiles = tiles * passes;
+    const u64 advance = gridDim.x % tiles;
+    u64 t = blockIdx.x % tiles;
+    for (u64 v = blockIdx.x; v < virtual_tiles; v += gridDim.x) {
+        const u64 first = t * tile;
+        if (first + tile <= n2) body(first + threadIdx.x, bd, true);
+        else body(first + threadIdx.x, bd, false);
+        t += advance;
+        if (t >= tiles) t -= tiles;
+    }
 }
 
 #define DRAM_IN(k) (full || i + (u64)(k) * bd < n2)
 
 template <int U, int H>
-__device__ __forceinline__ void dram_copy(const double2* __restrict__ a, double2* __restrict__ c, u64 n2) {
-    dram_tiles<U>(n2, [&](u64 i, u64 bd, bool full) {
+__device__ __forceinline__ void dram_copy(const double2* __restrict__ a, double2* __restrict__ c, u64 n2, u32 passes) {
+    dram_tiles<U>(n2, passes, [&](u64 i, u64 bd, bool full) {
         double2 x[U];
 #pragma unroll
         for (int k = 0; k < U; ++k) if (DRAM_IN(k)) x[k] = dram_ld<H>(a + i + k * bd);
@@ -74,8 +87,8 @@ __device__ __forceinline__ void dram_copy(const double2* __restrict__ a, double2
 }
 
 template <int U, int H>
-__device__ __forceinline__ void dram_scale(double2* __restrict__ b, const double2* __restrict__ c, double q, u64 n2) {
-    dram_tiles<U>(n2, [&](u64 i, u64 bd, bool full) {
+__device__ __forceinline__ void dram_scale(double2* __restrict__ b, const double2* __restrict__ c, double q, u64 n2, u32 passes) {
+    dram_tiles<U>(n2, passes, [&](u64 i, u64 bd, bool full) {
         double2 x[U];
 #pragma unroll
         for (int k = 0; k < U; ++k) if (DRAM_IN(k)) x[k] = dram_ld<H>(c + i + k * bd);
@@ -86,8 +99,8 @@ __device__ __forceinline__ void dram_scale(double2* __restrict__ b, const double
 
 template <int U, int H>
 __device__ __forceinline__ void dram_add(const double2* __restrict__ a, const double2* __restrict__ b,
-                                         double2* __restrict__ c, u64 n2) {
-    dram_tiles<U>(n2, [&](u64 i, u64 bd, bool full) {
+                                         double2* __restrict__ c, u64 n2, u32 passes) {
+    dram_tiles<U>(n2, passes, [&](u64 i, u64 bd, bool full) {
         double2 x[U], y[U];
 #pragma unroll
         for (int k = 0; k < U; ++k) if (DRAM_IN(k)) { x[k] = dram_ld<H>(a + i + k * bd); y[k] = dram_ld<H>(b + i + k * bd); }
@@ -99,8 +112,8 @@ __device__ __forceinline__ void dram_add(const double2* __restrict__ a, const do
 
 template <int U, int H>
 __device__ __forceinline__ void dram_triad(double2* __restrict__ a, const double2* __restrict__ b,
-                                           const double2* __restrict__ c, double q, u64 n2) {
-    dram_tiles<U>(n2, [&](u64 i, u64 bd, bool full) {
+                                           const double2* __restrict__ c, double q, u64 n2, u32 passes) {
+    dram_tiles<U>(n2, passes, [&](u64 i, u64 bd, bool full) {
         double2 x[U], y[U];
 #pragma unroll
         for (int k = 0; k < U; ++k) if (DRAM_IN(k)) { x[k] = dram_ld<H>(b + i + k * bd); y[k] = dram_ld<H>(c + i + k * bd); }
@@ -116,9 +129,9 @@ __device__ __forceinline__ void dram_triad(double2* __restrict__ a, const double
 // slice. The host checks the sum of the slots.
 #define DRAM_READ_SLOTS 256
 template <int U, int H>
-__device__ __forceinline__ void dram_read(const double2* __restrict__ a, u32* __restrict__ total, u64 n2) {
+__device__ __forceinline__ void dram_read(const double2* __restrict__ a, u32* __restrict__ total, u64 n2, u32 passes) {
     u32 acc = 0;
-    dram_tiles<U>(n2, [&](u64 i, u64 bd, bool full) {
+    dram_tiles<U>(n2, passes, [&](u64 i, u64 bd, bool full) {
         double2 x[U];
 #pragma unroll
         for (int k = 0; k < U; ++k) if (DRAM_IN(k)) x[k] = dram_ld<H>(a + i + k * bd);
@@ -137,8 +150,8 @@ __device__ __forceinline__ void dram_read(const double2* __restrict__ a, u32* __
 }
 
 // Write-only: every vector gets (w, w).
-template <int U, int H> __device__ __forceinline__ void dram_write(double2* __restrict__ c, double w, u64 n2) {
-    dram_tiles<U>(n2, [&](u64 i, u64 bd, bool full) {
+template <int U, int H> __device__ __forceinline__ void dram_write(double2* __restrict__ c, double w, u64 n2, u32 passes) {
+    dram_tiles<U>(n2, passes, [&](u64 i, u64 bd, bool full) {
 #pragma unroll
         for (int k = 0; k < U; ++k) if (DRAM_IN(k)) dram_st<H>(c + i + k * bd, make_double2(w, w));
     });
@@ -152,25 +165,25 @@ template <int U, int H> __device__ __forceinline__ void dram_write(double2* __re
     if (blockIdx.x == 0) __syncthreads();                            \
     if (timer) { gb_stamp_end(s, p); p->count += 1; }
 
-// dram_<op>_u<U>_h<H>(<op's arrays and scalars>, u64 n2, gb_probe* p)
+// dram_<op>_u<U>_h<H>(<op's arrays and scalars>, u64 n2, u32 passes, gb_probe* p)
 #define DRAM_KERNELS(U, H)                                                                                       \
-extern "C" __global__ void dram_copy_u##U##_h##H(const double2* a, double2* c, u64 n2, gb_probe* p) {            \
-    DRAM_TIMED((dram_copy<U, H>(a, c, n2)))                                                                      \
+extern "C" __global__ void dram_copy_u##U##_h##H(const double2* a, double2* c, u64 n2, u32 passes, gb_probe* p) {            \
+    DRAM_TIMED((dram_copy<U, H>(a, c, n2, passes)))                                                                      \
 }                                                                                                                \
-extern "C" __global__ void dram_scale_u##U##_h##H(double2* b, const double2* c, double q, u64 n2, gb_probe* p) { \
-    DRAM_TIMED((dram_scale<U, H>(b, c, q, n2)))                                                                  \
+extern "C" __global__ void dram_scale_u##U##_h##H(double2* b, const double2* c, double q, u64 n2, u32 passes, gb_probe* p) { \
+    DRAM_TIMED((dram_scale<U, H>(b, c, q, n2, passes)))                                                                  \
 }                                                                                                                \
-extern "C" __global__ void dram_add_u##U##_h##H(const double2* a, const double2* b, double2* c, u64 n2,          \
+extern "C" __global__ void dram_add_u##U##_h##H(const double2* a, const double2* b, double2* c, u64 n2, u32 passes, \
                                                  gb_probe* p) {                                                  \
-    DRAM_TIMED((dram_add<U, H>(a, b, c, n2)))                                                                    \
+    DRAM_TIMED((dram_add<U, H>(a, b, c, n2, passes)))                                                                    \
 }                                                                                                                \
 extern "C" __global__ void dram_triad_u##U##_h##H(double2* a, const double2* b, const double2* c, double q,      \
-                                                   u64 n2, gb_probe* p) {                                        \
-    DRAM_TIMED((dram_triad<U, H>(a, b, c, q, n2)))                                                               \
+                                                   u64 n2, u32 passes, gb_probe* p) {                                        \
+    DRAM_TIMED((dram_triad<U, H>(a, b, c, q, n2, passes)))                                                               \
 }                                                                                                                \
-extern "C" __global__ void dram_read_u##U##_h##H(const double2* a, u32* total, u64 n2, gb_probe* p) {           \
-    DRAM_TIMED((dram_read<U, H>(a, total, n2)))                                                                  \
+extern "C" __global__ void dram_read_u##U##_h##H(const double2* a, u32* total, u64 n2, u32 passes, gb_probe* p) {           \
+    DRAM_TIMED((dram_read<U, H>(a, total, n2, passes)))                                                                  \
 }                                                                                                                \
-extern "C" __global__ void dram_write_u##U##_h##H(double2* c, double w, u64 n2, gb_probe* p) {                   \
-    DRAM_TIMED((dram_write<U, H>(c, w, n2)))                                                                     \
+extern "C" __global__ void dram_write_u##U##_h##H(double2* c, double w, u64 n2, u32 passes, gb_probe* p) {                   \
+    DRAM_TIMED((dram_write<U, H>(c, w, n2, passes)))                                                                     \
 }

@@ -2,7 +2,7 @@
 """Figures of the runs of the committed class baselines, one "what: figure" line each, per GPU
 model:
 
-    python3 scripts/baseline_figures.py baselines/*/class.json.gz
+    python3 scripts/baseline_figures.py baselines/*/class.json.xz
 
 - the runs: how many, of how many cards, the driver and CUDA version, the day(s) recorded (UTC);
 - latency/cg/4MiB (an L2 hit) and latency/cg/256MiB (a DRAM access) over the SMs: the median over
@@ -19,6 +19,7 @@ model:
 """
 import datetime
 import gzip
+import lzma
 import itertools
 import json
 import statistics
@@ -121,6 +122,6 @@ def figures(runs):
 
 
 for path in sys.argv[1:]:
-    opener = gzip.open if path.endswith(".gz") else open
+    opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
     with opener(path, "rt") as f:
         print("\n".join(figures(json.load(f)["runs"])))

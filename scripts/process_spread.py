@@ -13,6 +13,7 @@ card by card: each card's mean of its run medians and each run median, against t
 cards' means.
 """
 import gzip
+import lzma
 import json
 import os
 import statistics
@@ -35,8 +36,8 @@ def documents(path):
                     doc = json.load(t.extractfile(m))
                     if doc.get("schema") == "gpubench.results/1":
                         yield doc
-    elif path.endswith((".json", ".json.gz")):
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+    elif path.endswith((".json", ".json.gz", ".json.xz")):
+        with (gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open)(path, "rt") as f:
             doc = json.load(f)
         if doc.get("schema") == "gpubench.results/1":
             yield doc

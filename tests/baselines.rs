@@ -333,11 +333,9 @@ fn listing_reads_every_baseline_and_skips_temporaries() {
 fn committed_telemetry_reads_and_writes_back_unchanged() {
     use gpubench::baseline::TelemetrySummary;
     use gpubench::results::RunTelemetry;
-    use std::io::Read;
-    let gz =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz");
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(gz).unwrap()).read_to_string(&mut text).unwrap();
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.xz");
+    let text = String::from_utf8(gpubench::results::read_document(&path).unwrap()).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     // Key order of the file, read from its text (serde_json's Value sorts keys).
     let keys_in_order = |text: &str, keys: &[&str]| {

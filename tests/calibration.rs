@@ -5,15 +5,15 @@
 //! the code under test, knows a GPU model: the same tests pass with the H200 runs renamed to a
 //! model no code has seen.
 //!
-//! The runs: every run of the committed class baselines (`baselines/<class>/class.json.gz`: two
-//! runs on each of eight H100s, three on each of six H200s) and every run of
+//! The runs: every run of the committed class baselines (`baselines/<class>/class.json.xz`: two
+//! runs on each of eight H100s, three on each of three H200s) and every run of
 //! `tests/corpus/<class>/` (three runs per card or more). Cards whose runs one baseline cannot hold with the rest (recorded with another
 //! kernel of a family) are judged, never learned from.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gpubench::baseline::{Baseline, BaselineKey};
+use gpubench::baseline::{Baseline, BaselineKey, RunsFile};
 use gpubench::results::{GpuClass, ResultsDocument};
 use gpubench::verdict::calibrate::shifted;
 use gpubench::verdict::corpus::gather;
@@ -28,7 +28,7 @@ fn root() -> &'static Path {
 
 /// Every current-code run of the class `slug`, by card, oldest first within a card.
 fn runs_by_card(slug: &str) -> BTreeMap<String, Vec<ResultsDocument>> {
-    let mut paths: Vec<PathBuf> = vec![root().join(format!("baselines/{slug}/class.json.gz"))];
+    let mut paths: Vec<PathBuf> = vec![root().join(format!("baselines/{slug}/class.json.xz"))];
     let corpus = root().join("tests/corpus").join(slug);
     if corpus.is_dir() {
         paths.push(corpus);
@@ -44,22 +44,29 @@ fn runs_by_card(slug: &str) -> BTreeMap<String, Vec<ResultsDocument>> {
     by_card
 }
 
+/// The generated code of a run: every kernel source with its cubin's hash.
+type Code = std::collections::BTreeSet<(String, String)>;
+
+fn code_of(run: &ResultsDocument) -> Code {
+    run.benchmarks.iter().flat_map(|b| &b.kernels).map(|k| (k.source.clone(), k.cubin_sha256.clone())).collect()
+}
+
+/// The code of the committed class baseline of `slug`: what the benchmarks run today.
+fn committed_code(slug: &str) -> Code {
+    let runs = RunsFile::read(&root().join(format!("baselines/{slug}/class.json.xz"))).unwrap().into_runs();
+    code_of(&runs[0])
+}
+
 /// The recording workflow's class: three cards (at most three runs each, the first three), a
-/// card of every board part number among them first, then the cards with the most runs; and
-/// every other card.
+/// card of every board part number among them first, then the cards of the `current` code
+/// (the committed class baseline's), then those with the most runs; and every other card.
 fn split(
     by_card: &BTreeMap<String, Vec<ResultsDocument>>,
+    current: &Code,
 ) -> (Vec<ResultsDocument>, Vec<(String, Vec<ResultsDocument>)>) {
-    // The cards with the most runs first (the workflow's three), then among as many runs those
-    // of the generated code most cards share.
-    let code = |runs: &Vec<ResultsDocument>| -> std::collections::BTreeSet<(String, String)> {
-        runs[0].benchmarks.iter().flat_map(|b| &b.kernels).map(|k| (k.source.clone(), k.cubin_sha256.clone())).collect()
-    };
-    let codes: BTreeMap<&String, _> = by_card.iter().map(|(u, r)| (u, code(r))).collect();
-    let sharing: BTreeMap<&String, usize> =
-        codes.iter().map(|(u, c)| (*u, codes.values().filter(|other| *other == c).count())).collect();
+    let is_current: BTreeMap<&String, bool> = by_card.iter().map(|(u, r)| (u, code_of(&r[0]) == *current)).collect();
     let mut cards: Vec<(&String, &Vec<ResultsDocument>)> = by_card.iter().collect();
-    cards.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(sharing[b.0].cmp(&sharing[a.0])).then(a.0.cmp(b.0)));
+    cards.sort_by(|a, b| is_current[b.0].cmp(&is_current[a.0]).then(b.1.len().cmp(&a.1.len())).then(a.0.cmp(b.0)));
     let board = |c: &(&String, &Vec<ResultsDocument>)| c.1[0].gpu.board_part_number.clone();
     let mut seen = std::collections::BTreeSet::new();
     let (mut first, mut rest): (Vec<_>, Vec<_>) = (Vec::new(), Vec::new());
@@ -124,8 +131,8 @@ struct Workflow {
     cases: Vec<(ResultsDocument, Option<Baseline>)>,
 }
 
-fn workflow(by_card: &BTreeMap<String, Vec<ResultsDocument>>) -> Workflow {
-    let (chosen, others) = split(by_card);
+fn workflow(by_card: &BTreeMap<String, Vec<ResultsDocument>>, current: &Code) -> Workflow {
+    let (chosen, others) = split(by_card, current);
     let class = class_baseline(chosen.clone());
     let model = class.noise.clone().unwrap();
     let mut cases = Vec::new();
@@ -174,7 +181,7 @@ struct Alarms {
 
 fn false_alarms(slug: &str) -> Alarms {
     let by_card = runs_by_card(slug);
-    let w = workflow(&by_card);
+    let w = workflow(&by_card, &committed_code(slug));
     let rule = Rule::default();
     assert!(w.cases.len() >= 9, "{slug}: {} comparisons", w.cases.len());
     let chosen: std::collections::BTreeSet<&str> = w.class.runs.iter().map(|r| &r.gpu.uuid[..12]).collect();
@@ -218,11 +225,11 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
     assert!(a.class == 0 && a.same <= 1, "{}", a.text);
 }
 
-/// H200, three cards of three runs each (both board part numbers), and the other seven cards
-/// judged against them and each run against a per-card baseline of its other runs: no false
-/// class alarm (GPU-1670f322's distinct-word atomics, 4.1-4.6 % low, are flagged against every
-/// other card too); two same-card alarms, both on GPU-1670f322, one run of three against the
-/// other two.
+/// H200, three cards of three runs each (one of each board part number), and the other
+/// thirteen cards judged against them and each run against a per-card baseline of its other
+/// runs: no false class alarm; three same-card alarms, all `access_patterns/coalescing:misaligned`
+/// (-2.3 to -3.0 %), one run against the card's others on three cards whose runs of it spread
+/// over 2.6-3.2 %, where the class's cards spread over 0.2-0.6 %.
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
@@ -231,7 +238,7 @@ fn h200_false_alarms_against_baselines_learned_from_three_cards() {
         "H200: {} class, {} same-card false alarms; {} confirmed by every other card\n{}",
         a.class, a.same, a.confirmed, a.text
     );
-    assert!(a.class == 0 && a.same <= 2, "{}", a.text);
+    assert!(a.class == 0 && a.same <= 3, "{}", a.text);
 }
 
 /// A rule with no family verdicts: what one metric that moved alone meets (it does not move
@@ -240,14 +247,14 @@ fn single_metric_rule() -> Rule {
     Rule { family_verdicts: None, same_card_family_verdicts: None, ..Rule::default() }
 }
 
-/// Injected single-metric shifts: 10 % caught on the same card in 98.9 % (H100) and 99.0 %
+/// Injected single-metric shifts: 10 % caught on the same card in 98.9 % (H100) and 98.6 %
 /// (H200) of the verdicts (the rest INSENSITIVE: a per-card baseline of two runs of the
 /// noisiest L2 and atomics metrics), and against the class wherever 10 % exceeds the metric's
 /// stated detectable effect; the share of metrics detectable to 5 % against three cards is
-/// 88.7 % (H100) and 78.3 % (H200: a baseline of three cards of two boards, so a card's
-/// board holds one or two of them); 20 % is never PASS or INCONCLUSIVE.
+/// 88.7 % (H100) and 94.0 % (H200: three cards of three boards); 20 % is never PASS or
+/// INCONCLUSIVE.
 fn single_metric_power(slug: &str, min_within_5: f64) {
-    let w = workflow(&runs_by_card(slug));
+    let w = workflow(&runs_by_card(slug), &committed_code(slug));
     let rule = single_metric_rule();
     let (mut judged, mut within_5, mut same_card, mut same_hit, mut class_due, mut class_hit) = (0, 0, 0, 0, 0, 0);
     for (run, card) in &w.cases {
@@ -297,49 +304,64 @@ fn h100_single_metric_shifts_are_caught_where_stated() {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H200, 0.78);
+    single_metric_power(H200, 0.93);
 }
 
-/// `run` with the metrics of `family` moved by 5 %, alternately worse and better.
-fn mixed(run: &ResultsDocument, family: &str) -> (ResultsDocument, BTreeMap<String, bool>) {
+/// `run` with the metrics of `family` moved by 5 %, alternately worse and better (`only`: that
+/// metric alone, by the same factor), and which of them were made worse.
+fn mixed(run: &ResultsDocument, family: &str, only: Option<&str>) -> (ResultsDocument, BTreeMap<String, bool>) {
     let (mut d, mut worse) = (run.clone(), BTreeMap::new());
     let mut i = 0;
     for b in d.benchmarks.iter_mut().filter(|b| b.family == family) {
         for m in &mut b.metrics {
             let bad = i % 2 == 0;
             i += 1;
+            let key = format!("{}:{}", b.id, m.name);
+            if only.is_some_and(|k| k != key) {
+                continue;
+            }
             let up = bad == (m.better == gpubench::results::Better::Lower);
             let f = if up { 1.05 } else { 1.0 / 1.05 };
             m.samples.iter_mut().for_each(|v| *v *= f);
             if let Some(n) = &mut m.normalized {
                 n.samples.iter_mut().for_each(|v| *v *= f);
             }
-            worse.insert(format!("{}:{}", b.id, m.name), bad);
+            worse.insert(key, bad);
         }
     }
     (d, worse)
 }
 
+/// Half the atomics 5 % worse, half 5 % better: no metric takes the opposite direction, and
+/// every metric that its own shift, alone, makes REGRESSED or IMPROVED keeps that verdict (the
+/// family neither takes it away nor turns it around); in class and same-card comparisons.
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn a_family_split_both_ways_keeps_every_metrics_own_direction() {
     for slug in [H100, H200] {
-        let w = workflow(&runs_by_card(slug));
+        let w = workflow(&runs_by_card(slug), &committed_code(slug));
         let rule = Rule::default();
+        let (mut kept, mut metrics) = (0, 0);
         for (run, card) in w.cases.iter().take(4) {
-            let (moved, worse) = mixed(run, "atomics");
-            let mut comparisons = vec![judge(&w.class, &moved, &rule)];
-            comparisons.extend(card.as_ref().map(|c| judge(c, &moved, &rule)));
-            for c in comparisons {
+            let (moved, worse) = mixed(run, "atomics", None);
+            for base in std::iter::once(&w.class).chain(card.as_ref()) {
+                let c = judge(base, &moved, &rule);
                 for m in c.metrics.iter().filter(|m| m.family == "atomics") {
-                    let (Some(d), Some(&bad)) = (m.detectable, worse.get(&m.key())) else { continue };
-                    if d < 0.045 && m.verdict != Verdict::Inconclusive {
-                        let want = if bad { Verdict::Regressed } else { Verdict::Improved };
-                        assert_eq!(m.verdict, want, "{slug} {}: {}", m.key(), m.reason);
+                    let Some(&bad) = worse.get(&m.key()) else { continue };
+                    metrics += 1;
+                    let opposite = if bad { Verdict::Improved } else { Verdict::Regressed };
+                    assert_ne!(m.verdict, opposite, "{slug} {}: {}", m.key(), m.reason);
+                    let alone = judge(base, &mixed(run, "atomics", Some(&m.key())).0, &rule);
+                    let own = alone.metrics.iter().find(|x| x.key() == m.key()).unwrap();
+                    if matches!(own.verdict, Verdict::Regressed | Verdict::Improved) {
+                        assert_eq!(m.verdict, own.verdict, "{slug} {}: {} (alone: {})", m.key(), m.reason, own.reason);
+                        kept += 1;
                     }
                 }
             }
         }
+        eprintln!("{slug}: {kept} of {metrics} atomics verdicts decided by their own shift, each kept");
+        assert!(kept * 2 >= metrics, "{slug}: {kept} of {metrics}");
     }
 }
 
@@ -371,7 +393,8 @@ fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
     let acme = unseen(&h200);
     let class: GpuClass = acme.values().next().unwrap()[0].gpu.class_key();
     assert_ne!(class.slug(), H200);
-    let (a, b) = (workflow(&h200), workflow(&acme));
+    let current = committed_code(H200);
+    let (a, b) = (workflow(&h200, &current), workflow(&acme, &current));
     let rule = Rule::default();
     assert_eq!(a.cases.len(), b.cases.len());
     for ((ra, ca), (rb, cb)) in a.cases.iter().zip(&b.cases) {
@@ -392,7 +415,7 @@ fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn the_learned_model_states_spreads_with_their_degrees_of_freedom() {
-    let w = workflow(&runs_by_card(H100));
+    let w = workflow(&runs_by_card(H100), &committed_code(H100));
     let model = w.class.noise.as_ref().unwrap();
     assert_eq!(model.cards, 3);
     let s = model.spreads("latency/cg/4MiB:cycles_per_access", false).unwrap();

@@ -110,7 +110,7 @@ fn the_card_apart_is_the_corpus_card_apart() {
         &[
             "--cards",
             "tests/corpus/nvidia-h200-cc90-132sm-140gib",
-            "baselines/nvidia-h200-cc90-132sm-140gib/class.json.gz",
+            "baselines/nvidia-h200-cc90-132sm-140gib/class.json.xz",
             "atomics/add_u32/distinct:ops_per_s",
         ],
     );
@@ -124,8 +124,8 @@ fn baseline_figures_are_the_committed_runs_figures() {
     let printed = script(
         "baseline_figures.py",
         &[
-            "baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz",
-            "baselines/nvidia-h200-cc90-132sm-140gib/class.json.gz",
+            "baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.xz",
+            "baselines/nvidia-h200-cc90-132sm-140gib/class.json.xz",
         ],
     );
     assert!(printed.lines().count() >= 20, "{printed}");

@@ -142,7 +142,7 @@ fn json_carries_every_verdict_and_the_rule() {
 fn the_markdown_of_a_default_run_fits_a_pull_request_comment() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let class = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
-    let b = gpubench::baseline::Baseline::read(&root.join(format!("baselines/{class}/class.json.gz"))).unwrap();
+    let b = gpubench::baseline::Baseline::read(&root.join(format!("baselines/{class}/class.json.xz"))).unwrap();
     let corpus = root.join(format!("tests/corpus/{class}/runs-GPU-24386ad7.tar.xz"));
     let (_, run) = gpubench::verdict::corpus::gather(&[corpus]).unwrap().runs.into_iter().next().unwrap();
     for shift in [0.0, 0.05] {

@@ -109,7 +109,7 @@ fn the_recorded_dissect_listing_has_one_timed_load_in_each_chase_loop() {
 
 /// Two runs of the first card of the committed H100 baseline.
 fn card_runs() -> Vec<ResultsDocument> {
-    let runs = RunsFile::read(&root().join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz"))
+    let runs = RunsFile::read(&root().join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.xz"))
         .unwrap()
         .into_runs();
     let uuid = runs[0].gpu.uuid.clone();

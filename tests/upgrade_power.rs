@@ -68,7 +68,7 @@ fn the_interleaved_job_states_its_power_at_two_and_three_percent() {
     println!("| --- | --- | --- | --- | --- | --- |");
     let (mut hit2, mut hit3, mut all) = (0, 0, 0);
     for (slug, card) in JOBS {
-        let class = Baseline::read(&root().join(format!("baselines/{slug}/class.json.gz"))).unwrap();
+        let class = Baseline::read(&root().join(format!("baselines/{slug}/class.json.xz"))).unwrap();
         let (a, b) = job_runs(slug, card);
         let (reg, imp, judged) = judge(&a, &b, 0.0, &rule, &class);
         let (r2, _, _) = judge(&a, &b, 0.02, &rule, &class);

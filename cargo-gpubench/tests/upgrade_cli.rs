@@ -122,7 +122,7 @@ fn with_archives_and_nvrtc_libraries_in_place_the_job_stops_at_no_gpu() {
 /// triad 15 % slower.
 fn job_folder(dir: &Path) -> PathBuf {
     let base =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.xz");
     let runs = RunsFile::read(&base).unwrap().into_runs();
     let uuid = runs[0].gpu.uuid.clone();
     let a: Vec<ResultsDocument> = runs.into_iter().filter(|r| r.gpu.uuid == uuid).collect();

@@ -245,7 +245,7 @@ fn a_broken_baseline_is_reported_and_never_overwritten() {
 fn a_class_comparison_judges_the_atomics_family_as_a_whole() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let class = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
-    let baseline = root.join("baselines").join(format!("{class}/class.json.gz"));
+    let baseline = root.join("baselines").join(format!("{class}/class.json.xz"));
     let archive = root.join("tests/corpus").join(class).join("runs-GPU-24386ad7.tar.xz");
     let (_, run) = gpubench::verdict::corpus::gather(&[archive]).unwrap().runs.into_iter().next().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -292,12 +292,12 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn the_same_baseline_gives_the_same_verdicts_from_any_folder() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();
-    let baseline = repo.join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz");
+    let baseline = repo.join("baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.xz");
     let elsewhere = tempfile::tempdir().unwrap();
     // A run of a card of the baseline (same card) and one of a card it does not hold (class).
     let same = elsewhere.path().join("same.json");
     let runs: serde_json::Value =
-        serde_json::from_reader(flate2::read::GzDecoder::new(std::fs::File::open(&baseline).unwrap())).unwrap();
+        serde_json::from_slice(&gpubench::results::read_document(&baseline).unwrap()).unwrap();
     std::fs::write(&same, serde_json::to_vec(&runs["runs"][0]).unwrap()).unwrap();
     let other = common::recorded_h100_default(elsewhere.path(), "other.json");
     for new in [&same, &other] {

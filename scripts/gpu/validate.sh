@@ -40,8 +40,8 @@ runs)
     fi
     "$B" calibrate "$R"/after-*.json > "$R/calibrate.txt" 2>&1; log "calibrate: exit $?"
     case "$(sed -n 2p "$R/card.txt")" in
-        *H100*) class=baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.gz ;;
-        *) class=baselines/nvidia-h200-cc90-132sm-140gib/class.json.gz ;;
+        *H100*) class=baselines/nvidia-h100-80gb-hbm3-cc90-132sm-79gib/class.json.xz ;;
+        *) class=baselines/nvidia-h200-cc90-132sm-140gib/class.json.xz ;;
     esac
     for i in $(seq 1 "$n"); do
         "$B" compare "$class" "$R/after-$i.json" > "$R/vs-class-$i.txt" 2>&1

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::validate::{check_baseline, check_runs};
 use super::{Baseline, BaselineKey};
 use crate::error::{Error, Result};
-use crate::results::{ResultsDocument, check_regular_file, gzipped, is_gzipped_name, write_atomic_checked};
+use crate::results::{ResultsDocument, check_regular_file, write_atomic_checked};
 
 /// How a save treats an existing baseline file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,22 +57,19 @@ impl Store {
 
     /// Where the baseline for `key` lives: in the class's folder (`<class>/class.json`,
     /// `<class>/<uuid>.json`, ... — [`BaselineKey::relative_path`]), or the one-file name of
-    /// earlier versions (`<class>.json`) where only that exists; `.json.gz` where only the
-    /// compressed file exists (a baseline kept small in a repository; saves keep it compressed).
+    /// earlier versions (`<class>.json`) where only that exists; `.json.gz` or `.json.xz` where
+    /// only a compressed file exists (a baseline kept small in a repository; saves keep it
+    /// compressed the same way).
     /// A baseline not saved yet goes to the class's folder.
     pub fn path(&self, key: &BaselineKey) -> PathBuf {
         let placed = |relative: PathBuf| -> Option<PathBuf> {
             let plain = self.dir.join(&relative);
-            let mut compressed = plain.clone().into_os_string();
-            compressed.push(".gz");
-            let compressed = PathBuf::from(compressed);
-            if plain.exists() {
-                Some(plain)
-            } else if compressed.exists() {
-                Some(compressed)
-            } else {
-                None
-            }
+            let compressed = |ext: &str| {
+                let mut p = plain.clone().into_os_string();
+                p.push(ext);
+                PathBuf::from(p)
+            };
+            [plain.clone(), compressed(".gz"), compressed(".xz")].into_iter().find(|p| p.exists())
         };
         placed(key.relative_path())
             .or_else(|| placed(PathBuf::from(key.flat_file_name())))
@@ -150,9 +147,7 @@ impl Store {
         check_baseline(&baseline).map_err(refused)?;
         let mut bytes = crate::results::to_json_bytes(&baseline, false).map_err(|e| refused(e.to_string()))?;
         bytes.push(b'\n');
-        if is_gzipped_name(&path) {
-            bytes = gzipped(&bytes);
-        }
+        let bytes = crate::results::stored_as(&path, bytes);
         // The baseline replaced stays recoverable: its bytes, as they were, in `<file>.previous`
         // (`cargo gpubench baseline restore` puts them back).
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
@@ -233,7 +228,7 @@ impl Store {
         Ok((path, baseline))
     }
 
-    /// Every `*.json` and `*.json.gz` file of the folder and of its class folders one level
+    /// Every `*.json`, `*.json.gz` and `*.json.xz` file of the folder and of its class folders one level
     /// down (hidden and temporary files skipped), sorted by path; an absent folder lists
     /// nothing.
     pub fn list(&self) -> Result<Vec<Listed>> {
@@ -257,7 +252,7 @@ impl Store {
     }
 }
 
-/// The `*.json` and `*.json.gz` files and the folders of `dir`, hidden ones skipped; an absent
+/// The `*.json`, `*.json.gz` and `*.json.xz` files and the folders of `dir`, hidden ones skipped; an absent
 /// folder holds none.
 fn documents_and_folders(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = match std::fs::read_dir(dir) {
@@ -269,8 +264,7 @@ fn documents_and_folders(dir: &Path) -> Result<Vec<PathBuf>> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            !name.starts_with('.')
-                && (p.is_dir() || ((name.ends_with(".json") || name.ends_with(".json.gz")) && p.is_file()))
+            !name.starts_with('.') && (p.is_dir() || (crate::results::is_document_name(name) && p.is_file()))
         })
         .collect())
 }

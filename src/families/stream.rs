@@ -1,6 +1,7 @@
 //! STREAM copy / scale / add / triad on doubles (Qiu et al. section V; McCalpin's STREAM,
 //! verified like BabelStream). Arrays are four times the L2 or larger, so every pass goes to
-//! DRAM; bandwidth counts the bytes each kernel must read and write.
+//! DRAM; bandwidth counts the bytes each kernel must read and write. A launch makes as many
+//! passes as last [`launch_size::MIN_LAUNCH_US`] at the theoretical bandwidth.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -9,6 +10,7 @@ use crate::device::{EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::harness::{Bench, Probe, Sample, Suite};
 use crate::kernels;
+use crate::measure::launch_size;
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
 pub use super::dram::{INITIAL, Op, SCALAR};
@@ -33,7 +35,19 @@ struct Arrays {
     values: [f64; 3],
 }
 
-fn launch_op(gpu: &Gpu, f: &CudaFunction, op: Op, arrays: &Arrays, cfg: LaunchConfig, probe: &Probe) -> Result<()> {
+/// Passes over the arrays per launch of `op` ([`launch_size::passes_for`]).
+pub fn passes(gpu: &GpuIdentity, op: Op) -> u32 {
+    launch_size::passes_for(op.bytes(array_len(gpu)), gpu.peak_dram_bytes_per_s())
+}
+
+fn launch_op(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    op: Op,
+    arrays: &Arrays,
+    (cfg, passes): (LaunchConfig, u32),
+    probe: &Probe,
+) -> Result<()> {
     let n2 = arrays.n / 2;
     let [a, b, c] = &arrays.bufs;
     let mut l = gpu.stream().launch_builder(f);
@@ -44,7 +58,7 @@ fn launch_op(gpu: &Gpu, f: &CudaFunction, op: Op, arrays: &Arrays, cfg: LaunchCo
         Op::Triad => l.arg(a).arg(b).arg(c).arg(&SCALAR).arg(&n2),
         Op::Read | Op::Write => unreachable!("the stream family runs the four STREAM kernels only"),
     };
-    l.arg(probe.buffer());
+    l.arg(&passes).arg(probe.buffer());
     // SAFETY: the argument lists match kernels/stream.cu; every index is < n.
     unsafe { l.launch(cfg) }.cuda_context(|| format!("launching stream_{}", op.label()))?;
     Ok(())
@@ -109,9 +123,12 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let mut probe = Probe::new(gpu)?;
         let timer = EventTimer::new(gpu.stream())?;
         let bytes = op.bytes(n);
+        let passes = passes(&identity, op);
         let bench = Bench::new(op.label())
             .param("array_bytes", n * 8)
             .param("bytes_per_pass", bytes)
+            .param("passes_per_launch", passes)
+            .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
             .param("peak_gbps", peak)
             .param("threads_per_block", cfg.block_dim.0)
             .param("blocks", cfg.grid_dim.0)
@@ -121,11 +138,12 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             probe.reset_counters(gpu)?;
             timer.start()?;
             for _ in 0..iters {
-                launch_op(gpu, &f, op, &arrays, cfg, &probe)?;
+                launch_op(gpu, &f, op, &arrays, (cfg, passes), &probe)?;
             }
             let elapsed = timer.stop_ns()?;
             let r = probe.read(gpu)?;
-            Ok(Sample::clocked(elapsed, vec![bytes as f64 * iters as f64 / elapsed], r.clock()))
+            let moved = bytes as f64 * passes as f64 * iters as f64;
+            Ok(Sample::clocked(elapsed, vec![moved / elapsed], r.clock()))
         })?;
         let (values, written) = op.apply(arrays.values);
         arrays.values = values;
@@ -155,6 +173,17 @@ mod tests {
         assert_eq!(n % 2, 0);
         g.l2_bytes = 1 << 20;
         assert_eq!(array_len(&g) * 8, 64 << 20);
+    }
+
+    #[test]
+    fn a_launch_lasts_the_minimum_at_peak_bandwidth() {
+        let g = crate::families::test_identity();
+        for op in OPS {
+            let p = passes(&g, op) as f64;
+            let at_peak_ns = p * op.bytes(array_len(&g)) as f64 / peak_gbps(&g);
+            assert!(at_peak_ns >= launch_size::MIN_LAUNCH_US as f64 * 1e3, "{op:?}: {at_peak_ns} ns");
+            assert!(at_peak_ns < 2.0 * launch_size::MIN_LAUNCH_US as f64 * 1e3, "{op:?}: {at_peak_ns} ns");
+        }
     }
 
     #[test]

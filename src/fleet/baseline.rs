@@ -55,9 +55,7 @@ pub fn save_class_baseline(
     }
     let mut bytes = crate::results::to_json_bytes(&baseline, false).map_err(|e| refused(e.to_string()))?;
     bytes.push(b'\n');
-    if crate::results::is_gzipped_name(path) {
-        bytes = crate::results::gzipped(&bytes);
-    }
+    let bytes = crate::results::stored_as(path, bytes);
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
         let raw = crate::results::read_to_end_limited(
             path,

@@ -133,7 +133,9 @@ pub fn shares(run: &ResultsDocument, costs: &FixedCosts) -> Vec<Share> {
             if name.ends_with("efficiency") || name.ends_with("slowdown") || name.ends_with("per_success") {
                 continue;
             }
-            let Some((timed, span)) = span_of(b, name, m.summary.median, run.gpu.sm_count as f64) else { continue };
+            let Some((timed, span)) = span_of(b, name, m.summary.median, (run.gpu.sm_count as f64, mhz)) else {
+                continue;
+            };
             let fixed = match timed {
                 Timed::Events => costs.launch_ns,
                 Timed::Cycles => costs.bracket_cycles,
@@ -145,8 +147,9 @@ pub fn shares(run: &ResultsDocument, costs: &FixedCosts) -> Vec<Share> {
     out
 }
 
-/// What one launch or window of metric `metric` (median `value`) of `b` times.
-fn span_of(b: &BenchmarkResult, metric: &str, value: f64, sms: f64) -> Option<(Timed, f64)> {
+/// What one launch or window of metric `metric` (median `value`) of `b` times, on a GPU of
+/// `sms` SMs running at `mhz`.
+fn span_of(b: &BenchmarkResult, metric: &str, value: f64, (sms, mhz): (f64, f64)) -> Option<(Timed, f64)> {
     let id = b.id.as_str();
     let cycles = |steps: f64| Some((Timed::Cycles, steps * value));
     match b.family.as_str() {
@@ -163,12 +166,7 @@ fn span_of(b: &BenchmarkResult, metric: &str, value: f64, sms: f64) -> Option<(T
             let ops = per_sm * param(b, &format!("{metric}_atomics_per_thread"))?;
             Some((Timed::Cycles, ops / value))
         }
-        "atomics" => {
-            let lpi = chosen(b, &format!("{metric}_launches_per_iteration"))
-                .or_else(|| chosen(b, "launches_per_iteration"))?;
-            let iteration_ns = param(b, "iteration_us")? * 1e3;
-            Some((Timed::Events, iteration_ns / lpi.max(1.0)))
-        }
+        "atomics" => Some((Timed::Events, atomics_launch_ns(b, metric, value, mhz)?)),
         "instructions" if id.ends_with("/latency") => cycles(param(b, &format!("{metric}_ops_per_launch"))?),
         "instructions" if metric.ends_with("_latency") => cycles(instructions::LATENCY_OPS[1] as f64),
         "instructions" => Some((Timed::Cycles, instructions::THROUGHPUT_CYCLES as f64)),
@@ -178,6 +176,26 @@ fn span_of(b: &BenchmarkResult, metric: &str, value: f64, sms: f64) -> Option<(T
         "access_patterns" => Some((Timed::GpuSpan, access_patterns::TARGET_NS)),
         _ => None,
     }
+}
+
+/// One launch of an atomics throughput kernel, ns: its operations (threads times operations
+/// per thread) over the measured rate (per second, or per clock at `mhz`). Runs that did not
+/// record the operations per thread give the least the batching allowed: the minimum iteration
+/// over the launches per iteration.
+fn atomics_launch_ns(b: &BenchmarkResult, metric: &str, value: f64, mhz: f64) -> Option<f64> {
+    let per_thread = [
+        "atomics_per_thread".to_string(),
+        format!("{metric}_atomics_per_thread"),
+        format!("{metric}_successes_per_thread"),
+    ]
+    .iter()
+    .find_map(|k| chosen(b, k).or_else(|| param(b, k)));
+    if let (Some(per_thread), Some(threads)) = (per_thread, param(b, "threads")) {
+        let ops = threads * per_thread;
+        return Some(if metric == "ops_per_s" { ops / value * 1e9 } else { ops / value / mhz * 1e3 });
+    }
+    let lpi = chosen(b, &format!("{metric}_launches_per_iteration")).or_else(|| chosen(b, "launches_per_iteration"))?;
+    Some(param(b, "iteration_us")? * 1e3 / lpi.max(1.0))
 }
 
 fn param(b: &BenchmarkResult, key: &str) -> Option<f64> {

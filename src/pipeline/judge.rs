@@ -222,7 +222,7 @@ pub fn shown(path: &Path) -> String {
 
 /// Whether a `--baseline` value names a file rather than a baseline in the folder.
 pub fn is_file_argument(value: &str) -> bool {
-    value.contains('/') || value.ends_with(".json") || value.ends_with(".json.gz")
+    value.contains('/') || crate::results::is_document_name(value)
 }
 
 /// The current folder.

@@ -1,5 +1,6 @@
 //! Reading and writing our JSON documents: atomic writes, strict schema checks on read. A
-//! document may be stored gzip-compressed (`.json.gz`): readers recognise the gzip magic bytes.
+//! document may be stored compressed, gzip (`.json.gz`) or xz (`.json.xz`, a third smaller for
+//! results): readers recognise the magic bytes, writers compress by the file's name.
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -165,22 +166,31 @@ pub fn read_document(path: &Path) -> Result<Vec<u8>> {
 pub fn read_document_within(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let mut reader = std::io::BufReader::new(open_regular(path)?);
     let head = std::io::BufRead::fill_buf(&mut reader).map_err(|e| Error::io(path, e))?;
-    if head.starts_with(&[0x1f, 0x8b]) {
+    if head.starts_with(GZIP_MAGIC) {
         read_to_end_limited(path, flate2::read::MultiGzDecoder::new(reader), limit, "the gzip stream")
+    } else if head.starts_with(XZ_MAGIC) {
+        read_to_end_limited(path, xz2::read::XzDecoder::new_multi_decoder(reader), limit, "the xz stream")
     } else {
         read_to_end_limited(path, reader, limit, "the file")
     }
 }
 
-/// The bytes of a stored document: a gzip stream (recognised by its magic bytes) decompressed,
-/// anything else as it is. A broken stream, or one larger than [`document_limit`] once
-/// decompressed, is a data error naming `path`.
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
+
+/// The bytes of a stored document: a gzip or xz stream (recognised by its magic bytes)
+/// decompressed, anything else as it is. A broken stream, or one larger than
+/// [`document_limit`] once decompressed, is a data error naming `path`.
 pub fn decompressed<'a>(path: &Path, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
-    if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Ok(Cow::Borrowed(bytes));
+    if bytes.starts_with(GZIP_MAGIC) {
+        read_to_end_limited(path, flate2::read::MultiGzDecoder::new(bytes), document_limit(), "the gzip stream")
+            .map(Cow::Owned)
+    } else if bytes.starts_with(XZ_MAGIC) {
+        read_to_end_limited(path, xz2::read::XzDecoder::new_multi_decoder(bytes), document_limit(), "the xz stream")
+            .map(Cow::Owned)
+    } else {
+        Ok(Cow::Borrowed(bytes))
     }
-    read_to_end_limited(path, flate2::read::MultiGzDecoder::new(bytes), document_limit(), "the gzip stream")
-        .map(Cow::Owned)
 }
 
 /// `bytes` as a gzip stream, for a document stored as `.json.gz`.
@@ -190,9 +200,25 @@ pub fn gzipped(bytes: &[u8]) -> Vec<u8> {
     enc.write_all(bytes).and_then(|()| enc.finish()).unwrap_or_default()
 }
 
-/// Whether `path` names a gzip-compressed document (`.gz`).
-pub fn is_gzipped_name(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "gz")
+/// `bytes` as an xz stream (preset 9, deterministic), for a document stored as `.json.xz`.
+pub fn xz_compressed(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = xz2::write::XzEncoder::new(Vec::new(), 9);
+    // Writing to a Vec cannot fail.
+    enc.write_all(bytes).and_then(|()| enc.finish()).unwrap_or_default()
+}
+
+/// `bytes` as the file `path` stores them: gzip for `.gz`, xz for `.xz`, else as they are.
+pub fn stored_as(path: &Path, bytes: Vec<u8>) -> Vec<u8> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("gz") => gzipped(&bytes),
+        Some("xz") => xz_compressed(&bytes),
+        _ => bytes,
+    }
+}
+
+/// Whether a file name is a JSON document's: `*.json`, `*.json.gz` or `*.json.xz`.
+pub fn is_document_name(name: &str) -> bool {
+    name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".json.xz")
 }
 
 /// Parses `bytes` as [`read_json`] does (`path` only names the source in errors); a gzip
@@ -311,6 +337,22 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
         let e = open_regular(Path::new("/dev/zero")).unwrap_err();
         assert!(e.to_string().ends_with("is a device, not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn documents_read_back_plain_gzipped_or_xz_compressed_by_their_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = br#"{"a": [1, 2, 3]}"#.to_vec();
+        for name in ["d.json", "d.json.gz", "d.json.xz"] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, stored_as(&path, text.clone())).unwrap();
+            assert_eq!(read_document(&path).unwrap(), text, "{name}");
+            let raw = std::fs::read(&path).unwrap();
+            assert_eq!(decompressed(&path, &raw).unwrap().as_ref(), &text[..], "{name}");
+            assert!(is_document_name(name));
+        }
+        assert_ne!(std::fs::read(dir.path().join("d.json.xz")).unwrap(), text);
+        assert!(!is_document_name("d.json.bz2"));
     }
 
     #[test]

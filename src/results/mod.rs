@@ -10,8 +10,8 @@ mod tarball;
 pub use check::{check_document, check_finite};
 pub use io::{
     ENV_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES, check_regular_file, decompressed, describe_limit, document_limit,
-    gzipped, is_gzipped_name, kind_of, open_regular, parse_json, read_document, read_document_within, read_json,
-    read_to_end_limited, write_atomic, write_atomic_checked, write_json, write_json_compact,
+    gzipped, is_document_name, kind_of, open_regular, parse_json, read_document, read_document_within, read_json,
+    read_to_end_limited, stored_as, write_atomic, write_atomic_checked, write_json, write_json_compact, xz_compressed,
 };
 pub use numbers::{SIGNIFICANT_DIGITS, round_significant, to_json_bytes};
 pub use schema::*;

@@ -33,10 +33,10 @@ pub struct Input {
     pub bytes: Vec<u8>,
 }
 
-/// Whether a file in a folder is a candidate: `*.json`, `*.json.gz` or an archive.
+/// Whether a file in a folder is a candidate: `*.json`, `*.json.gz`, `*.json.xz` or an archive.
 pub fn is_candidate(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".json") || name.ends_with(".json.gz") || super::is_tarball(path)
+    super::is_document_name(name) || super::is_tarball(path)
 }
 
 /// Calls `visit` with every document under `paths`, in order (folders sorted by name). What

@@ -64,8 +64,7 @@ fn visit(path: &Path, corpus: &mut Corpus) -> Result<()> {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !name.starts_with('.')
-                    && (p.is_dir() || name.ends_with(".json") || name.ends_with(".json.gz") || is_tarball(p))
+                !name.starts_with('.') && (p.is_dir() || crate::results::is_document_name(name) || is_tarball(p))
             })
             .collect();
         entries.sort();

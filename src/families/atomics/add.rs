@@ -13,6 +13,7 @@ use crate::error::{CudaResultExt, Error, Result};
 use crate::families::full_grid;
 use crate::harness::{Bench, Probe, Profile, Sample, Suite};
 use crate::kernels;
+use crate::measure::launch_size;
 use crate::placement::{DEFAULT_PLACEMENTS, Placements};
 
 /// Which addresses the grid's atomics hit.
@@ -107,7 +108,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
     let sum = compiled.function("sum_words")?;
     let cfg = full_grid(gpu.identity(), 256);
     let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
-    let iters_per_thread: u32 = match suite.profile() {
+    let base_iters: u32 = match suite.profile() {
         Profile::Quick => 16,
         Profile::Default | Profile::Full => 64,
     };
@@ -122,31 +123,28 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let mut probe = Probe::new(gpu)?;
         let timer = EventTimer::new(gpu.stream())?;
         let mask = pattern.mask();
-        let ops_per_launch = threads * iters_per_thread as u64;
-        let launch = |gpu: &Gpu, target: &mut Placements<u32>, probe: &Probe| -> Result<()> {
+        let launch = |gpu: &Gpu, target: &mut Placements<u32>, probe: &Probe, iters: u32| -> Result<()> {
             let copy = target.next_view();
             // SAFETY: atomic_add_u32(u32*, u32, u32, gb_probe*); every index < words, the
             // length of each copy.
             unsafe {
-                gpu.stream()
-                    .launch_builder(&f)
-                    .arg(&copy)
-                    .arg(&mask)
-                    .arg(&iters_per_thread)
-                    .arg(probe.buffer())
-                    .launch(cfg)
+                gpu.stream().launch_builder(&f).arg(&copy).arg(&mask).arg(&iters).arg(probe.buffer()).launch(cfg)
             }
             .cuda_context(|| "launching atomic_add_u32".into())?;
             Ok(())
         };
         let min_us = batch::min_iteration_us();
-        let per_iteration = batch::choose(&timer, min_us, || launch(gpu, &mut target, &probe))?;
+        let sizing = batch::size(&timer, base_iters, min_us, |n| launch(gpu, &mut target, &probe, n))?;
+        target.reset(gpu)?;
+        let (iters_per_thread, per_iteration) = (sizing.iters, sizing.launches);
+        let ops_per_launch = threads * iters_per_thread as u64;
         let bench = Bench::new(name.clone())
             .param("pattern", pattern.label())
             .param("threads", threads)
             .param("words", words)
-            .param("atomics_per_thread", iters_per_thread)
+            .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
             .param("iteration_us", min_us)
+            .chosen("atomics_per_thread", iters_per_thread)
             .chosen("launches_per_iteration", per_iteration)
             .placements(target.count)
             .metric("ops_per_s", "op/s", crate::results::Better::Higher, crate::results::ClockDomain::Sm)
@@ -157,7 +155,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             let launches = iters * per_iteration;
             timer.start()?;
             for _ in 0..launches {
-                launch(gpu, &mut target, &probe)?;
+                launch(gpu, &mut target, &probe, iters_per_thread)?;
             }
             let elapsed = timer.stop_ns()?;
             let clock = probe.read(gpu)?.clock();

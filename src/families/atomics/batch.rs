@@ -1,14 +1,18 @@
-//! Launches per criterion iteration of an atomics kernel.
+//! Work per launch and launches per criterion iteration of an atomics kernel.
 //!
-//! The harness times one iteration per sample, and one launch of a fast atomics kernel (a word
-//! per thread, CAS, low contention) lasts 30-90 µs on an H100, while the kernels that serialise on
-//! one address last about a millisecond. One launch of a fast kernel varies by 3-8 % from the
-//! next, so twenty one-launch samples left its run median 1-3 % off from one process to the next.
-//! Each kernel therefore gets a batch of launches per iteration, as many as make at least
-//! [`MIN_ITERATION_US`] of GPU time, measured once before the samples.
+//! At their base work (64 operations per thread for the fast kernels), one launch of a fast
+//! atomics kernel (a word per thread, CAS, low contention) lasts 30-90 µs on an H100, while the
+//! kernels that serialise on one address last about a millisecond. Timed by CUDA events, every
+//! launch adds the launch gap (up to 3 µs, 10 % of the fastest), so each kernel's operations per
+//! thread are first multiplied until one launch lasts [`launch_size::MIN_LAUNCH_US`]
+//! ([`size`]). One short launch also varies by 3-8 % from the next, and twenty one-launch samples
+//! left a run median 1-3 % off from one process to the next: each kernel gets a batch of
+//! launches per iteration as well, as many as make at least [`MIN_ITERATION_US`] of GPU time.
+//! Both are measured once, before the samples.
 
 use crate::device::EventTimer;
 use crate::error::Result;
+use crate::measure::launch_size;
 
 /// Least GPU time of one kernel per iteration, µs.
 pub const MIN_ITERATION_US: u64 = 1000;
@@ -42,19 +46,42 @@ pub fn launches_for(launch_ns: f64, min_us: u64) -> u64 {
     ((min_us as f64 * 1e3 / launch_ns).ceil() as u64).clamp(1, MAX_BATCH)
 }
 
-/// Chooses the batch of a kernel: one untimed launch, then [`PROBE_LAUNCHES`] timed ones
-/// through `launch`. With `min_us` = 0 nothing is launched and the batch is one.
-pub fn choose(timer: &EventTimer, min_us: u64, mut launch: impl FnMut() -> Result<()>) -> Result<u64> {
-    if min_us == 0 {
-        return Ok(1);
+/// Work per launch and launches per iteration of a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizing {
+    /// Operations per thread of every timed launch.
+    pub iters: u32,
+    /// Launches per iteration.
+    pub launches: u64,
+}
+
+impl Sizing {
+    /// The sizing of a kernel whose launch lasted `launch_ns` at `base_iters` operations per
+    /// thread: the base times [`launch_size::work_scale`], and the batch for `min_us` at that work.
+    pub fn for_launch(launch_ns: f64, base_iters: u32, min_us: u64) -> Sizing {
+        let scale = launch_size::work_scale(launch_ns);
+        let iters = base_iters.saturating_mul(scale);
+        let scaled_ns = launch_ns * (iters as f64 / base_iters.max(1) as f64);
+        Sizing { iters, launches: launches_for(scaled_ns, min_us) }
     }
-    launch()?;
+}
+
+/// Sizes a kernel through `launch(iters)`: one untimed launch, then [`PROBE_LAUNCHES`] timed
+/// ones, at `base_iters` operations per thread ([`Sizing::for_launch`]). The launches change the
+/// kernel's targets: reset them before the samples.
+pub fn size(
+    timer: &EventTimer,
+    base_iters: u32,
+    min_us: u64,
+    mut launch: impl FnMut(u32) -> Result<()>,
+) -> Result<Sizing> {
+    launch(base_iters)?;
     timer.start()?;
     for _ in 0..PROBE_LAUNCHES {
-        launch()?;
+        launch(base_iters)?;
     }
     let ns = timer.stop_ns()?;
-    Ok(launches_for(ns / PROBE_LAUNCHES as f64, min_us))
+    Ok(Sizing::for_launch(ns / PROBE_LAUNCHES as f64, base_iters, min_us))
 }
 
 #[cfg(test)]
@@ -69,6 +96,17 @@ mod tests {
         assert_eq!(launches_for(12_700_000.0, 1000), 1);
         assert_eq!(launches_for(1_000_000.0, 1000), 1);
         assert_eq!(launches_for(999_999.0, 1000), 2);
+    }
+
+    #[test]
+    fn a_fast_kernel_gets_the_work_of_the_minimum_launch_and_one_launch_per_iteration() {
+        // 64 operations per thread in 30 µs: x128 makes 3.84 ms
+        let s = Sizing::for_launch(30_000.0, 64, 1000);
+        assert_eq!(s, Sizing { iters: 64 * 128, launches: 1 });
+        // a kernel already past the minimum keeps its work
+        assert_eq!(Sizing::for_launch(2_500_000.0, 4, 1000), Sizing { iters: 4, launches: 1 });
+        // a longer iteration than one sized launch still batches
+        assert_eq!(Sizing::for_launch(30_000.0, 64, 10_000), Sizing { iters: 64 * 128, launches: 3 });
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::families::full_grid;
 use crate::harness::{Bench, Probe, Suite};
-use crate::measure::SampleSum;
+use crate::measure::{SampleSum, launch_size};
 use crate::placement::{DEFAULT_PLACEMENTS, Placements, placement_count};
 use crate::results::{Better, ClockDomain, KernelClock};
 
@@ -32,8 +32,9 @@ pub const SHARED_K: [u32; 4] = [1, 2, 32, 0];
 /// Dependent atomics per latency launch.
 pub const LATENCY_OPS: u32 = 1024;
 
-/// Additions per thread for `threads_per_word` threads on each word: fewer where they serialise
-/// on one address, so that every launch lasts between about 10 µs and a few ms.
+/// Base additions per thread for `threads_per_word` threads on each word, before the launch is
+/// sized ([`batch::size`]): fewer where they serialise on one address, so that the sizing launch
+/// lasts between about 10 µs and a few ms.
 pub fn iters_for(threads_per_word: u64) -> u32 {
     match threads_per_word {
         0..=32 => 64,
@@ -152,9 +153,9 @@ fn targets<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: u64, what: &str) -> Re
     Placements::new(gpu, n, DEFAULT_PLACEMENTS, what)
 }
 
-/// Chooses the batch of every run ([`GlobalRun::choose_batch`]) for [`batch::min_iteration_us`];
-/// returns that minimum, µs.
-fn choose_batches<'a, T: DeviceRepr + 'a>(
+/// Sizes every run ([`GlobalRun::size`]) for [`batch::min_iteration_us`]; returns that minimum,
+/// µs.
+fn size_runs<'a, T: DeviceRepr + ValidAsZeroBits + 'a>(
     runs: impl IntoIterator<Item = &'a mut GlobalRun<T>>,
     gpu: &Gpu,
     cfg: LaunchConfig,
@@ -162,14 +163,14 @@ fn choose_batches<'a, T: DeviceRepr + 'a>(
 ) -> Result<u64> {
     let min_us = batch::min_iteration_us();
     for r in runs {
-        r.choose_batch(gpu, cfg, timer, min_us)?;
+        r.size(gpu, cfg, timer, min_us)?;
     }
     Ok(min_us)
 }
 
-/// A timed global-atomic kernel: its arguments after the target, its ops per launch, the
-/// target's copies (each launch uses the next one, so a sample averages over placements), and
-/// its launches per iteration ([`batch`]).
+/// A timed global-atomic kernel: its arguments after the target, its operations per thread
+/// (the base, then as sized), the target's copies (each launch uses the next one, so a sample
+/// averages over placements), and its launches per iteration ([`batch`]).
 struct GlobalRun<T> {
     label: String,
     f: CudaFunction,
@@ -181,15 +182,17 @@ struct GlobalRun<T> {
     batch: u64,
 }
 
-impl<T: DeviceRepr> GlobalRun<T> {
-    /// Chooses the launches per iteration for at least `min_us` of GPU time ([`batch::choose`]).
-    fn choose_batch(&mut self, gpu: &Gpu, cfg: LaunchConfig, timer: &EventTimer, min_us: u64) -> Result<()> {
-        let iters = self.iters;
-        let batch = batch::choose(timer, min_us, || self.launch(gpu, cfg, iters))?;
-        self.batch = batch;
-        Ok(())
+impl<T: DeviceRepr + ValidAsZeroBits> GlobalRun<T> {
+    /// Sizes the work per launch and the launches per iteration ([`batch::size`]) and empties
+    /// the targets the sizing launches touched.
+    fn size(&mut self, gpu: &Gpu, cfg: LaunchConfig, timer: &EventTimer, min_us: u64) -> Result<()> {
+        let sizing = batch::size(timer, self.iters, min_us, |n| self.launch(gpu, cfg, n))?;
+        (self.iters, self.batch) = (sizing.iters, sizing.launches);
+        self.target.reset(gpu)
     }
+}
 
+impl<T: DeviceRepr> GlobalRun<T> {
     fn launch(&mut self, gpu: &Gpu, cfg: LaunchConfig, iters: u32) -> Result<()> {
         let target = self.target.next_view();
         // SAFETY: every global kernel of atomics_variants.cu takes (T*, u32, u32, gb_probe*) and
@@ -253,9 +256,10 @@ pub(super) fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], i
         });
     }
     let timer = EventTimer::new(gpu.stream())?;
-    let min_us = choose_batches(runs.iter_mut(), gpu, ctx.cfg, &timer)?;
+    let min_us = size_runs(runs.iter_mut(), gpu, ctx.cfg, &timer)?;
     let mut bench = Bench::new(name)
         .placements(placement_count(DEFAULT_PLACEMENTS))
+        .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
         .param("iteration_us", min_us)
         .param("threads", ctx.threads)
         .param("threads_per_block", THREADS)
@@ -263,7 +267,7 @@ pub(super) fn contention(suite: &mut Suite, ctx: &Ctx, name: &str, ks: &[u32], i
         .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
         bench = bench
-            .param(&format!("{}_atomics_per_thread", r.label), r.iters)
+            .chosen(&format!("{}_atomics_per_thread", r.label), r.iters)
             .chosen(&format!("{}_launches_per_iteration", r.label), r.batch)
             .metric(r.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm);
     }
@@ -328,19 +332,18 @@ pub(super) fn types(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         }
     }
     let timer = EventTimer::new(gpu.stream())?;
-    let min_us = choose_batches(runs.iter_mut().map(|r| &mut r.run), gpu, ctx.cfg, &timer)?;
+    let min_us = size_runs(runs.iter_mut().map(|r| &mut r.run), gpu, ctx.cfg, &timer)?;
     let mut bench = Bench::new("types")
         .param("threads", ctx.threads)
+        .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
         .param("iteration_us", min_us)
         .placements(placement_count(DEFAULT_PLACEMENTS))
         .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
-        bench = bench.chosen(&format!("{}_launches_per_iteration", r.run.label), r.run.batch).metric(
-            r.run.label.clone(),
-            "op/clk",
-            Better::Higher,
-            ClockDomain::Sm,
-        );
+        bench = bench
+            .chosen(&format!("{}_atomics_per_thread", r.run.label), r.run.iters)
+            .chosen(&format!("{}_launches_per_iteration", r.run.label), r.run.batch)
+            .metric(r.run.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm);
     }
     suite.bench(bench, |gpu, iters| {
         let mut sum = SampleSum::new();
@@ -405,15 +408,16 @@ pub(super) fn cas(suite: &mut Suite, ctx: &Ctx) -> Result<()> {
         });
     }
     let timer = EventTimer::new(gpu.stream())?;
-    let min_us = choose_batches(runs.iter_mut(), gpu, ctx.cfg, &timer)?;
+    let min_us = size_runs(runs.iter_mut(), gpu, ctx.cfg, &timer)?;
     let mut bench = Bench::new("cas")
         .param("threads", ctx.threads)
+        .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
         .param("iteration_us", min_us)
         .placements(placement_count(DEFAULT_PLACEMENTS))
         .kernels(&[&ctx.compiled.provenance]);
     for r in &runs {
         bench = bench
-            .param(&format!("{}_successes_per_thread", r.label), r.iters)
+            .chosen(&format!("{}_successes_per_thread", r.label), r.iters)
             .chosen(&format!("{}_launches_per_iteration", r.label), r.batch)
             .metric(r.label.clone(), "op/clk", Better::Higher, ClockDomain::Sm)
             .metric(format!("{}_attempts_per_success", r.label), "attempts", Better::Lower, ClockDomain::None);

@@ -2,6 +2,7 @@
 //! (threads per block, unroll, cache hint, grid shape), array sizes, and the choice among the
 //! search's finalists. Pure functions, tested without a GPU.
 
+use crate::measure::launch_size;
 use crate::measure::search::Trial;
 use crate::results::GpuIdentity;
 
@@ -206,15 +207,30 @@ pub fn read_checksum(v: f64, elements: u128) -> u32 {
     ((per_element * elements) % (1u128 << 32)) as u32
 }
 
-/// Blocks of a grid of `shape` over `n` doubles: `per_sm` resident blocks on every SM, or one
-/// block per tile of `unroll` x `threads` 16-byte vectors.
-pub fn grid_blocks(shape: GridShape, sm_count: u32, per_sm: u32, n: u64, threads: u32, unroll: u32) -> u32 {
+/// Blocks of a grid of `shape` over `passes` passes of `n` doubles: `per_sm` resident blocks on
+/// every SM, or one block per tile of `unroll` x `threads` 16-byte vectors of every pass.
+pub fn grid_blocks(
+    shape: GridShape,
+    sm_count: u32,
+    per_sm: u32,
+    n: u64,
+    threads: u32,
+    unroll: u32,
+    passes: u32,
+) -> u32 {
     match shape {
         GridShape::Persistent => sm_count * per_sm,
         GridShape::Flat => {
-            (n / 2).div_ceil(u64::from(threads) * u64::from(unroll)).clamp(1, u32::MAX as u64 / 2) as u32
+            let tiles = (n / 2).div_ceil(u64::from(threads) * u64::from(unroll));
+            (tiles * u64::from(passes.max(1))).clamp(1, u32::MAX as u64 / 2) as u32
         }
     }
+}
+
+/// Passes over `n` doubles per launch of `op` ([`launch_size::passes_for`] at the device's
+/// theoretical bandwidth).
+pub fn passes(gpu: &GpuIdentity, op: Op, n: u64) -> u32 {
+    launch_size::passes_for(op.bytes(n), gpu.peak_dram_bytes_per_s())
 }
 
 /// Configurations the search measures again, as the benchmark runs them, before choosing.

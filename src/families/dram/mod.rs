@@ -1,7 +1,9 @@
 //! DRAM bandwidth (Qiu et al. section V): STREAM copy, scale, add and triad, a read-only and a
 //! write-only stream, on arrays far larger than the L2, each at the configuration (threads per
 //! block, unroll, cache hint) a short search on the device finds best; results verified. Under
-//! the full profile, sweeps over threads per block, array size and unroll x hint.
+//! the full profile, sweeps over threads per block, array size and unroll x hint. A launch makes
+//! as many passes over the arrays as last [`launch_size::MIN_LAUNCH_US`] at the theoretical
+//! bandwidth ([`passes`]).
 //! Kernels: `kernels/dram_ops.cuh`.
 
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use crate::device::{CompiledKernels, EventTimer, Gpu};
 use crate::error::{CudaResultExt, Error, Result};
 use crate::harness::{Bench, Probe, Profile, Sample, Suite};
 use crate::kernels;
+use crate::measure::launch_size;
 use crate::measure::search::{self, Trial};
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
@@ -56,28 +59,33 @@ impl Streams {
     }
 }
 
-/// The grid of `f` at `c` over `n` doubles, or `None` when no block fits on an SM.
-fn grid(gpu: &GpuIdentity, f: &CudaFunction, c: &Config, n: u64) -> Result<Option<LaunchConfig>> {
+/// How one launch covers the arrays: its grid and the passes it makes over `n` doubles.
+#[derive(Debug, Clone, Copy)]
+struct Launch {
+    cfg: LaunchConfig,
+    n: u64,
+    passes: u32,
+}
+
+/// The launch of `f` at `c` over `passes` passes of `n` doubles, or `None` when no block fits
+/// on an SM.
+fn grid(gpu: &GpuIdentity, f: &CudaFunction, c: &Config, n: u64, passes: u32) -> Result<Option<Launch>> {
     let per_sm = f
         .occupancy_max_active_blocks_per_multiprocessor(c.threads, 0, None)
         .cuda_context(|| "asking the driver for a kernel's occupancy".into())?;
-    Ok((per_sm > 0).then_some(LaunchConfig {
-        grid_dim: (grid_blocks(c.shape, gpu.sm_count, per_sm, n, c.threads, c.unroll), 1, 1),
-        block_dim: (c.threads, 1, 1),
-        shared_mem_bytes: 0,
+    Ok((per_sm > 0).then_some(Launch {
+        cfg: LaunchConfig {
+            grid_dim: (grid_blocks(c.shape, gpu.sm_count, per_sm, n, c.threads, c.unroll, passes), 1, 1),
+            block_dim: (c.threads, 1, 1),
+            shared_mem_bytes: 0,
+        },
+        n,
+        passes,
     }))
 }
 
-fn launch(
-    gpu: &Gpu,
-    f: &CudaFunction,
-    op: Op,
-    arrays: &Arrays,
-    n: u64,
-    cfg: LaunchConfig,
-    probe: &Probe,
-) -> Result<()> {
-    let n2 = n / 2;
+fn launch(gpu: &Gpu, f: &CudaFunction, op: Op, arrays: &Arrays, at: Launch, probe: &Probe) -> Result<()> {
+    let n2 = at.n / 2;
     let [a, b, c] = &arrays.bufs;
     let mut l = gpu.stream().launch_builder(f);
     match op {
@@ -88,9 +96,9 @@ fn launch(
         Op::Read => l.arg(a).arg(&arrays.total),
         Op::Write => l.arg(c).arg(&WRITE_VALUE),
     };
-    l.arg(&n2).arg(probe.buffer());
+    l.arg(&n2).arg(&at.passes).arg(probe.buffer());
     // SAFETY: the argument lists match kernels/dram_ops.cuh; n2 vectors lie inside every array.
-    unsafe { l.launch(cfg) }.cuda_context(|| format!("launching dram_{}", op.label()))?;
+    unsafe { l.launch(at.cfg) }.cuda_context(|| format!("launching dram_{}", op.label()))?;
     Ok(())
 }
 
@@ -108,14 +116,15 @@ fn measure(
     launches: u32,
 ) -> Result<f64> {
     let f = s.function(op, c)?;
-    let Some(cfg) = grid(gpu.identity(), &f, c, arrays.n)? else {
+    let passes = passes(gpu.identity(), op, arrays.n);
+    let Some(at) = grid(gpu.identity(), &f, c, arrays.n, passes)? else {
         return Ok(f64::NAN);
     };
     timer.start()?;
     for _ in 0..launches.max(1) {
-        launch(gpu, &f, op, arrays, arrays.n, cfg, probe)?;
+        launch(gpu, &f, op, arrays, at, probe)?;
     }
-    Ok(gbps(op.bytes(arrays.n) * u64::from(launches.max(1)), timer.stop_ns()?))
+    Ok(gbps(op.bytes(arrays.n) * u64::from(passes) * u64::from(launches.max(1)), timer.stop_ns()?))
 }
 
 fn verify(gpu: &Gpu, compiled: &CompiledKernels, arrays: &mut Arrays, op: Op, elements_read: u128) -> Result<()> {
@@ -252,7 +261,8 @@ fn bench_op(
 ) -> Result<u128> {
     let gpu = suite.gpu();
     let f = streams.function(op, &c)?;
-    let cfg = grid(gpu.identity(), &f, &c, arrays.n)?.ok_or_else(|| Error::Verification {
+    let passes = passes(gpu.identity(), op, arrays.n);
+    let at = grid(gpu.identity(), &f, &c, arrays.n, passes)?.ok_or_else(|| Error::Verification {
         what: format!("dram/{}", op.label()),
         detail: format!("the chosen configuration {} no longer fits on an SM", c.label()),
     })?;
@@ -262,12 +272,14 @@ fn bench_op(
     let bench = Bench::new(op.label())
         .param("array_bytes", arrays.n * 8)
         .param("bytes_per_pass", bytes)
+        .param("passes_per_launch", passes)
+        .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
         .param("peak_gbps", peak)
         .chosen("threads_per_block", c.threads)
         .chosen("unroll", c.unroll)
         .chosen("hint", hint_label(c.hint))
         .chosen("grid", c.shape.label())
-        .chosen("blocks", cfg.grid_dim.0)
+        .chosen("blocks", at.cfg.grid_dim.0)
         .chosen("config", c.label())
         .chosen("search", search::to_json(&search.trials, Config::label))
         .chosen("refined", search::to_json(&search.refined, Config::label))
@@ -279,41 +291,41 @@ fn bench_op(
         probe.reset_counters(gpu)?;
         timer.start()?;
         for _ in 0..iters {
-            launch(gpu, &f, op, arrays, arrays.n, cfg, &probe)?;
+            launch(gpu, &f, op, arrays, at, &probe)?;
         }
         let elapsed = timer.stop_ns()?;
         launches += iters;
-        let bw = gbps(bytes * iters, elapsed);
+        let bw = gbps(bytes * u64::from(passes) * iters, elapsed);
         Ok(Sample::clocked(elapsed, vec![bw, 100.0 * bw / peak], probe.read(gpu)?.clock()))
     })?;
-    Ok(launches as u128 * arrays.n as u128)
+    Ok(launches as u128 * u128::from(passes) * arrays.n as u128)
 }
 
-/// One sweep point: a kernel, its grid and the doubles it covers.
+/// One sweep point: a kernel and how a launch of it covers the arrays.
 struct Point {
     label: String,
     f: CudaFunction,
-    cfg: LaunchConfig,
-    n: u64,
+    at: Launch,
 }
 
 /// The full profile's sweeps of `op` around `best`; returns the elements their launches covered.
 fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: Config, peak: f64) -> Result<u128> {
     let mut elements = 0u128;
     let identity = suite.gpu().identity().clone();
+    let at = |f: &CudaFunction, c: &Config, n: u64| grid(&identity, f, c, n, passes(&identity, op, n));
     let mut threads = Vec::new();
     for t in SWEEP_THREADS {
         let c = Config { threads: t, ..best };
         let f = streams.function(op, &c)?;
-        if let Some(cfg) = grid(&identity, &f, &c, arrays.n)? {
-            threads.push(Point { label: format!("threads={t}"), f, cfg, n: arrays.n });
+        if let Some(at) = at(&f, &c, arrays.n)? {
+            threads.push(Point { label: format!("threads={t}"), f, at });
         }
     }
     let mut sizes = Vec::new();
     let f = streams.function(op, &best)?;
     for n in sweep_sizes(arrays.n) {
-        if let Some(cfg) = grid(&identity, &f, &best, n)? {
-            sizes.push(Point { label: format!("bytes={}", super::size_label(n * 8)), f: f.clone(), cfg, n });
+        if let Some(at) = at(&f, &best, n)? {
+            sizes.push(Point { label: format!("bytes={}", super::size_label(n * 8)), f: f.clone(), at });
         }
     }
     let mut unrolls = Vec::new();
@@ -321,16 +333,16 @@ fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: C
         for hint in HINTS {
             let c = Config { unroll, hint, ..best };
             let f = streams.function(op, &c)?;
-            if let Some(cfg) = grid(&identity, &f, &c, arrays.n)? {
-                unrolls.push(Point { label: format!("unroll={unroll}/{}", hint_label(hint)), f, cfg, n: arrays.n });
+            if let Some(at) = at(&f, &c, arrays.n)? {
+                unrolls.push(Point { label: format!("unroll={unroll}/{}", hint_label(hint)), f, at });
             }
         }
     }
     let mut shapes = Vec::new();
     for shape in GridShape::ALL {
         let c = Config { shape, ..best };
-        if let Some(cfg) = grid(&identity, &f, &c, arrays.n)? {
-            shapes.push(Point { label: format!("grid={}", shape.label()), f: f.clone(), cfg, n: arrays.n });
+        if let Some(at) = at(&f, &c, arrays.n)? {
+            shapes.push(Point { label: format!("grid={}", shape.label()), f: f.clone(), at });
         }
     }
     for (sweep, points) in [("threads", threads), ("size", sizes), ("unroll", unrolls), ("grid", shapes)] {
@@ -347,6 +359,7 @@ fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: C
             .param("unroll", best.unroll)
             .param("hint", hint_label(best.hint))
             .param("grid", best.shape.label())
+            .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
             .kernels(&streams.provenance());
         for p in &points {
             bench = bench.metric(p.label.clone(), "GB/s", Better::Higher, ClockDomain::Memory);
@@ -358,12 +371,12 @@ fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: C
             for p in &points {
                 timer.start()?;
                 for _ in 0..iters {
-                    launch(gpu, &p.f, op, arrays, p.n, p.cfg, &probe)?;
+                    launch(gpu, &p.f, op, arrays, p.at, &probe)?;
                 }
                 let t = timer.stop_ns()?;
                 elapsed += t;
-                elements += iters as u128 * p.n as u128;
-                values.push(gbps(op.bytes(p.n) * iters, t));
+                elements += iters as u128 * u128::from(p.at.passes) * p.at.n as u128;
+                values.push(gbps(op.bytes(p.at.n) * u64::from(p.at.passes) * iters, t));
             }
             Ok(Sample::clocked(elapsed, values, probe.read(gpu)?.clock()))
         })?;

@@ -92,10 +92,26 @@ fn finalists_are_the_best_scores_in_sweep_order() {
 #[test]
 fn a_flat_grid_has_one_block_per_tile_a_persistent_one_a_wave() {
     // 2^27 doubles = 2^26 vectors; tiles of 256 threads x 4 vectors
-    assert_eq!(grid_blocks(GridShape::Flat, 132, 8, 1 << 27, 256, 4), 1 << 16);
-    assert_eq!(grid_blocks(GridShape::Flat, 132, 8, 1 << 27 | 2, 256, 4), (1 << 16) + 1);
-    assert_eq!(grid_blocks(GridShape::Persistent, 132, 8, 1 << 27, 256, 4), 1056);
-    assert_eq!(grid_blocks(GridShape::Flat, 132, 8, 2, 256, 4), 1);
+    assert_eq!(grid_blocks(GridShape::Flat, 132, 8, 1 << 27, 256, 4, 1), 1 << 16);
+    assert_eq!(grid_blocks(GridShape::Flat, 132, 8, 1 << 27 | 2, 256, 4, 1), (1 << 16) + 1);
+    assert_eq!(grid_blocks(GridShape::Persistent, 132, 8, 1 << 27, 256, 4, 1), 1056);
+    assert_eq!(grid_blocks(GridShape::Flat, 132, 8, 2, 256, 4, 1), 1);
+    // several passes: a flat grid has a block per tile of every pass, a persistent one its wave
+    assert_eq!(grid_blocks(GridShape::Flat, 132, 8, 1 << 27 | 2, 256, 4, 3), 3 * ((1 << 16) + 1));
+    assert_eq!(grid_blocks(GridShape::Persistent, 132, 8, 1 << 27, 256, 4, 3), 1056);
+}
+
+#[test]
+fn a_launch_of_every_op_lasts_the_minimum_at_peak_bandwidth() {
+    use crate::measure::launch_size::MIN_LAUNCH_US;
+    let g = crate::families::test_identity();
+    let n = array_len(&g, 80 << 30);
+    for op in Op::ALL {
+        let p = passes(&g, op, n);
+        let at_peak_ns = (p as u64 * op.bytes(n)) as f64 / (g.peak_dram_bytes_per_s() / 1e9);
+        assert!(at_peak_ns >= MIN_LAUNCH_US as f64 * 1e3, "{op:?}: {p} passes, {at_peak_ns} ns");
+        assert!(p == 1 || at_peak_ns < 2.0 * MIN_LAUNCH_US as f64 * 1e3, "{op:?}: {p} passes, {at_peak_ns} ns");
+    }
 }
 
 #[test]
