@@ -67,9 +67,22 @@ struct Launch {
     passes: u32,
 }
 
-/// The launch of `f` at `c` over `passes` passes of `n` doubles, or `None` when no block fits
-/// on an SM.
-fn grid(gpu: &GpuIdentity, f: &CudaFunction, c: &Config, n: u64, passes: u32) -> Result<Option<Launch>> {
+impl Launch {
+    /// Bytes one launch of `op` moves: every pass's.
+    fn bytes(&self, op: Op) -> u64 {
+        op.bytes(self.n) * u64::from(self.passes)
+    }
+
+    /// Doubles one launch covers, counting every pass.
+    fn elements(&self) -> u128 {
+        u128::from(self.passes) * self.n as u128
+    }
+}
+
+/// The launch of `f` (the kernel of `op`) at `c` over `n` doubles, with [`passes`] passes, or
+/// `None` when no block fits on an SM.
+fn grid(gpu: &GpuIdentity, f: &CudaFunction, c: &Config, op: Op, n: u64) -> Result<Option<Launch>> {
+    let passes = passes(gpu, op, n);
     let per_sm = f
         .occupancy_max_active_blocks_per_multiprocessor(c.threads, 0, None)
         .cuda_context(|| "asking the driver for a kernel's occupancy".into())?;
@@ -116,15 +129,14 @@ fn measure(
     launches: u32,
 ) -> Result<f64> {
     let f = s.function(op, c)?;
-    let passes = passes(gpu.identity(), op, arrays.n);
-    let Some(at) = grid(gpu.identity(), &f, c, arrays.n, passes)? else {
+    let Some(at) = grid(gpu.identity(), &f, c, op, arrays.n)? else {
         return Ok(f64::NAN);
     };
     timer.start()?;
     for _ in 0..launches.max(1) {
         launch(gpu, &f, op, arrays, at, probe)?;
     }
-    Ok(gbps(op.bytes(arrays.n) * u64::from(passes) * u64::from(launches.max(1)), timer.stop_ns()?))
+    Ok(gbps(at.bytes(op) * u64::from(launches.max(1)), timer.stop_ns()?))
 }
 
 fn verify(gpu: &Gpu, compiled: &CompiledKernels, arrays: &mut Arrays, op: Op, elements_read: u128) -> Result<()> {
@@ -261,18 +273,16 @@ fn bench_op(
 ) -> Result<u128> {
     let gpu = suite.gpu();
     let f = streams.function(op, &c)?;
-    let passes = passes(gpu.identity(), op, arrays.n);
-    let at = grid(gpu.identity(), &f, &c, arrays.n, passes)?.ok_or_else(|| Error::Verification {
+    let at = grid(gpu.identity(), &f, &c, op, arrays.n)?.ok_or_else(|| Error::Verification {
         what: format!("dram/{}", op.label()),
         detail: format!("the chosen configuration {} no longer fits on an SM", c.label()),
     })?;
     let mut probe = Probe::new(gpu)?;
     let timer = EventTimer::new(gpu.stream())?;
-    let bytes = op.bytes(arrays.n);
     let bench = Bench::new(op.label())
         .param("array_bytes", arrays.n * 8)
-        .param("bytes_per_pass", bytes)
-        .param("passes_per_launch", passes)
+        .param("bytes_per_pass", op.bytes(arrays.n))
+        .param("passes_per_launch", at.passes)
         .param(launch_size::LAUNCH_PARAM, launch_size::MIN_LAUNCH_US)
         .param("peak_gbps", peak)
         .chosen("threads_per_block", c.threads)
@@ -295,10 +305,10 @@ fn bench_op(
         }
         let elapsed = timer.stop_ns()?;
         launches += iters;
-        let bw = gbps(bytes * u64::from(passes) * iters, elapsed);
+        let bw = gbps(at.bytes(op) * iters, elapsed);
         Ok(Sample::clocked(elapsed, vec![bw, 100.0 * bw / peak], probe.read(gpu)?.clock()))
     })?;
-    Ok(launches as u128 * u128::from(passes) * arrays.n as u128)
+    Ok(launches as u128 * at.elements())
 }
 
 /// One sweep point: a kernel and how a launch of it covers the arrays.
@@ -312,7 +322,7 @@ struct Point {
 fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: Config, peak: f64) -> Result<u128> {
     let mut elements = 0u128;
     let identity = suite.gpu().identity().clone();
-    let at = |f: &CudaFunction, c: &Config, n: u64| grid(&identity, f, c, n, passes(&identity, op, n));
+    let at = |f: &CudaFunction, c: &Config, n: u64| grid(&identity, f, c, op, n);
     let mut threads = Vec::new();
     for t in SWEEP_THREADS {
         let c = Config { threads: t, ..best };
@@ -375,8 +385,8 @@ fn sweeps(suite: &mut Suite, streams: &Streams, arrays: &Arrays, op: Op, best: C
                 }
                 let t = timer.stop_ns()?;
                 elapsed += t;
-                elements += iters as u128 * u128::from(p.at.passes) * p.at.n as u128;
-                values.push(gbps(op.bytes(p.at.n) * u64::from(p.at.passes) * iters, t));
+                elements += iters as u128 * p.at.elements();
+                values.push(gbps(p.at.bytes(op) * iters, t));
             }
             Ok(Sample::clocked(elapsed, values, probe.read(gpu)?.clock()))
         })?;
