@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gpubench::baseline::{Baseline, BaselineKey, RunsFile};
+use gpubench::baseline::{Baseline, BaselineKey};
 use gpubench::results::{GpuClass, ResultsDocument};
 use gpubench::verdict::calibrate::shifted;
 use gpubench::verdict::corpus::gather;
@@ -26,22 +26,27 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every current-code run of the class `slug`, by card, oldest first within a card.
-fn runs_by_card(slug: &str) -> BTreeMap<String, Vec<ResultsDocument>> {
+/// Every run of the class `slug`, by card, oldest first within a card, and the generated code of
+/// the committed class baseline (what the benchmarks run today).
+fn runs_by_card(slug: &str) -> (BTreeMap<String, Vec<ResultsDocument>>, Code) {
     let mut paths: Vec<PathBuf> = vec![root().join(format!("baselines/{slug}/class.json.xz"))];
     let corpus = root().join("tests/corpus").join(slug);
     if corpus.is_dir() {
         paths.push(corpus);
     }
+    let runs = gather(&paths).unwrap().runs;
+    // the class baseline is read first
+    assert!(runs[0].0.contains("class.json"), "{}", runs[0].0);
+    let current = code_of(&runs[0].1);
     let mut by_card: BTreeMap<String, Vec<ResultsDocument>> = BTreeMap::new();
-    for (_, run) in gather(&paths).unwrap().runs {
+    for (_, run) in runs {
         let card = by_card.entry(run.gpu.uuid.clone()).or_default();
         if !card.iter().any(|r| r.created_unix_s == run.created_unix_s) {
             card.push(run);
         }
     }
     by_card.values_mut().for_each(|v| v.sort_by_key(|r| r.created_unix_s));
-    by_card
+    (by_card, current)
 }
 
 /// The generated code of a run: every kernel source with its cubin's hash.
@@ -49,12 +54,6 @@ type Code = std::collections::BTreeSet<(String, String)>;
 
 fn code_of(run: &ResultsDocument) -> Code {
     run.benchmarks.iter().flat_map(|b| &b.kernels).map(|k| (k.source.clone(), k.cubin_sha256.clone())).collect()
-}
-
-/// The code of the committed class baseline of `slug`: what the benchmarks run today.
-fn committed_code(slug: &str) -> Code {
-    let runs = RunsFile::read(&root().join(format!("baselines/{slug}/class.json.xz"))).unwrap().into_runs();
-    code_of(&runs[0])
 }
 
 /// The recording workflow's class: three cards (at most three runs each, the first three), a
@@ -183,8 +182,7 @@ struct Alarms {
 }
 
 fn false_alarms(slug: &str) -> Alarms {
-    let by_card = runs_by_card(slug);
-    let current = committed_code(slug);
+    let (by_card, current) = runs_by_card(slug);
     let w = workflow(&by_card, &current);
     let rule = Rule::default();
     assert!(w.cases.len() >= 9, "{slug}: {} comparisons", w.cases.len());
@@ -271,7 +269,10 @@ fn single_metric_rule() -> Rule {
 /// 88.7 % (H100) and 88.5 % (H200: three cards of three boards); 20 % is never PASS or
 /// INCONCLUSIVE.
 fn single_metric_power(slug: &str, min_within_5: f64) {
-    let w = workflow(&runs_by_card(slug), &committed_code(slug));
+    let w = {
+        let (by_card, current) = runs_by_card(slug);
+        workflow(&by_card, &current)
+    };
     let rule = single_metric_rule();
     let (mut judged, mut within_5, mut same_card, mut same_hit, mut class_due, mut class_hit) = (0, 0, 0, 0, 0, 0);
     for (run, card) in &w.cases {
@@ -356,7 +357,10 @@ fn mixed(run: &ResultsDocument, family: &str, only: Option<&str>) -> (ResultsDoc
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn a_family_split_both_ways_keeps_every_metrics_own_direction() {
     for slug in [H100, H200] {
-        let w = workflow(&runs_by_card(slug), &committed_code(slug));
+        let w = {
+            let (by_card, current) = runs_by_card(slug);
+            workflow(&by_card, &current)
+        };
         let rule = Rule::default();
         let (mut kept, mut metrics) = (0, 0);
         for (run, card) in w.cases.iter().take(4) {
@@ -406,11 +410,10 @@ fn unseen(by_card: &BTreeMap<String, Vec<ResultsDocument>>) -> BTreeMap<String, 
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
-    let h200 = runs_by_card(H200);
+    let (h200, current) = runs_by_card(H200);
     let acme = unseen(&h200);
     let class: GpuClass = acme.values().next().unwrap()[0].gpu.class_key();
     assert_ne!(class.slug(), H200);
-    let current = committed_code(H200);
     let (a, b) = (workflow(&h200, &current), workflow(&acme, &current));
     let rule = Rule::default();
     assert_eq!(a.cases.len(), b.cases.len());
@@ -432,7 +435,8 @@ fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn the_learned_model_states_spreads_with_their_degrees_of_freedom() {
-    let w = workflow(&runs_by_card(H100), &committed_code(H100));
+    let (by_card, current) = runs_by_card(H100);
+    let w = workflow(&by_card, &current);
     let model = w.class.noise.as_ref().unwrap();
     assert_eq!(model.cards, 3);
     let s = model.spreads("latency/cg/4MiB:cycles_per_access", false).unwrap();

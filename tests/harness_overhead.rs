@@ -49,8 +49,13 @@ fn in_book(heading: &str) -> Vec<String> {
     table.take_while(|l| l.starts_with('|')).map(str::to_owned).collect()
 }
 
+/// The runs of the committed class baseline of `class`.
+fn class_runs(class: &str) -> Vec<gpubench::results::ResultsDocument> {
+    RunsFile::read(&root().join("baselines").join(format!("{class}/class.json.xz"))).unwrap().into_runs()
+}
+
 fn families(class: &str) -> Vec<FamilyShare> {
-    let runs = RunsFile::read(&root().join("baselines").join(format!("{class}/class.json.xz"))).unwrap().into_runs();
+    let runs = class_runs(class);
     let bracket = bracket_cycles();
     let mut worst: Vec<FamilyShare> = Vec::new();
     let mut gaps: Vec<f64> = Vec::new();
@@ -137,7 +142,7 @@ fn fixed_costs_of_every_family_on_the_committed_h200_runs() {
     check(H200, H200_OVER_LIMIT);
     // every event-timed benchmark of these runs was sized: passes per launch for the streams,
     // operations per thread for the atomics, recorded with the launch minimum
-    let runs = RunsFile::read(&root().join(format!("baselines/{H200}/class.json.xz"))).unwrap().into_runs();
+    let runs = class_runs(H200);
     let mut sized = 0;
     for b in runs.iter().flat_map(|r| &r.benchmarks) {
         let event_timed = match b.family.as_str() {

@@ -13,7 +13,7 @@ use crate::kernels;
 use crate::measure::launch_size;
 use crate::results::{Better, ClockDomain, GpuIdentity};
 
-pub use super::dram::{INITIAL, Op, SCALAR};
+pub use super::dram::{INITIAL, Op, SCALAR, passes};
 
 /// The four STREAM kernels of this family, in STREAM's order.
 pub const OPS: [Op; 4] = [Op::Copy, Op::Scale, Op::Add, Op::Triad];
@@ -35,17 +35,13 @@ struct Arrays {
     values: [f64; 3],
 }
 
-/// Passes over the arrays per launch of `op` ([`launch_size::passes_for`]).
-pub fn passes(gpu: &GpuIdentity, op: Op) -> u32 {
-    launch_size::passes_for(op.bytes(array_len(gpu)), gpu.peak_dram_bytes_per_s())
-}
-
 fn launch_op(
     gpu: &Gpu,
     f: &CudaFunction,
     op: Op,
     arrays: &Arrays,
-    (cfg, passes): (LaunchConfig, u32),
+    cfg: LaunchConfig,
+    passes: u32,
     probe: &Probe,
 ) -> Result<()> {
     let n2 = arrays.n / 2;
@@ -123,7 +119,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let mut probe = Probe::new(gpu)?;
         let timer = EventTimer::new(gpu.stream())?;
         let bytes = op.bytes(n);
-        let passes = passes(&identity, op);
+        let passes = passes(&identity, op, n);
         let bench = Bench::new(op.label())
             .param("array_bytes", n * 8)
             .param("bytes_per_pass", bytes)
@@ -138,7 +134,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             probe.reset_counters(gpu)?;
             timer.start()?;
             for _ in 0..iters {
-                launch_op(gpu, &f, op, &arrays, (cfg, passes), &probe)?;
+                launch_op(gpu, &f, op, &arrays, cfg, passes, &probe)?;
             }
             let elapsed = timer.stop_ns()?;
             let r = probe.read(gpu)?;
@@ -179,7 +175,7 @@ mod tests {
     fn a_launch_lasts_the_minimum_at_peak_bandwidth() {
         let g = crate::families::test_identity();
         for op in OPS {
-            let p = passes(&g, op) as f64;
+            let p = passes(&g, op, array_len(&g)) as f64;
             let at_peak_ns = p * op.bytes(array_len(&g)) as f64 / peak_gbps(&g);
             assert!(at_peak_ns >= launch_size::MIN_LAUNCH_US as f64 * 1e3, "{op:?}: {at_peak_ns} ns");
             assert!(at_peak_ns < 2.0 * launch_size::MIN_LAUNCH_US as f64 * 1e3, "{op:?}: {at_peak_ns} ns");
