@@ -239,11 +239,11 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
 }
 
 /// H200, three cards of three runs each (one of each board part number), and the other
-/// thirteen cards judged against them and each run against a per-card baseline of its other
+/// fourteen cards judged against them and each run against a per-card baseline of its other
 /// runs: no false class alarm; three same-card alarms, all `access_patterns/coalescing:misaligned`
 /// (-2.3 to -3.0 %), one run against the card's others on three cards whose runs of it spread
-/// over 2.6-3.2 %, where the class's cards spread over 0.2-0.6 %; none on the three judged
-/// cards recorded with the class baseline's code (GPU-d41735bc, 89ccdb96, e0a299e2).
+/// over 2.6-3.2 %, where the class's cards spread over 0.2-0.6 %; none on the four judged
+/// cards recorded with the class baseline's code (GPU-d41735bc, 89ccdb96, e0a299e2, f416aad8).
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
@@ -266,7 +266,7 @@ fn single_metric_rule() -> Rule {
 /// (H200) of the verdicts (the rest INSENSITIVE: a per-card baseline of two runs of the
 /// noisiest L2 and atomics metrics), and against the class wherever 10 % exceeds the metric's
 /// stated detectable effect; the share of metrics detectable to 5 % against three cards is
-/// 88.7 % (H100) and 88.5 % (H200: three cards of three boards); 20 % is never PASS or
+/// 88.7 % (H100) and 88.2 % (H200: three cards of three boards); 20 % is never PASS or
 /// INCONCLUSIVE.
 fn single_metric_power(slug: &str, min_within_5: f64) {
     let w = {
