@@ -144,7 +144,16 @@ extern "C" __global__ void atomv_shared(u32 k, u32 iters, gb_sm_window* win, u32
     for (u32 i = 0; i < iters; ++i) atomicAdd(w, 1u);
     gb_window_close(win, slots, s, (u64)iters * 32);
     __syncthreads();
-    if (threadIdx.x < (blockDim.x + k - 1) / k) atomicAdd(total, (unsigned long long)words[threadIdx.x]);
+    // One warp sums the block's words and adds them with one atomic: an atomic per word on one
+    // global address from every block (270k at one thread per word) queued behind the window and
+    // took 90 % of it.
+    if (threadIdx.x < 32) {
+        u32 n = (blockDim.x + k - 1) / k;
+        unsigned long long sum = 0;
+        for (u32 i = threadIdx.x; i < n; i += 32) sum += words[i];
+        for (u32 d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
+        if (threadIdx.x == 0) atomicAdd(total, sum);
+    }
 }
 
 GB_SM_FOLD_KERNEL(atomv_fold)

@@ -10,6 +10,7 @@ use crate::error::{CudaResultExt, Error, Result};
 use crate::harness::{Bench, Probe, Suite};
 use crate::kernels;
 use crate::measure::SampleSum;
+use crate::measure::launch_size;
 use crate::measure::per_sm::{self, Residency, SmWindows};
 use crate::results::{Better, ClockDomain};
 
@@ -21,8 +22,9 @@ pub const ILP: u32 = 4;
 pub const WARPS_PER_SM: u32 = 32;
 /// Lane strides: 0 puts a warp on one word, 33 (odd) on 32 distinct words.
 pub const ACCESSES: [(&str, u32); 2] = [("uniform", 0), ("divergent", 33)];
-/// Cycles a uniform throughput launch aims at (divergent ones take up to 32 times longer).
-pub const TARGET_CYCLES: u64 = 1 << 16;
+/// Cycles a uniform throughput launch aims at (divergent ones take up to 32 times longer): a
+/// quarter of `launch_size::MIN_WINDOW_CYCLES`, whose fixed cost per window is then 0.04 %.
+pub const TARGET_CYCLES: u64 = launch_size::MIN_WINDOW_CYCLES / 4;
 /// Thread loads per clock per SM assumed for sizing: one warp broadcast per clock.
 pub const SIZING_RATE: f64 = 32.0;
 /// Dependent loads per latency launch.
@@ -88,7 +90,13 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         let fold = compiled.function("cmem_fold")?;
         let residency = Residency::new(WARPS_PER_SM, identity.warp_size);
         let cfg = residency.launch(&identity, 0);
-        let rounds = per_sm::rounds_for(TARGET_CYCLES, SIZING_RATE, WARPS_PER_SM, (ILP * identity.warp_size) as u64, 4);
+        let rounds = per_sm::rounds_for(
+            launch_size::scaled_window(TARGET_CYCLES),
+            SIZING_RATE,
+            WARPS_PER_SM,
+            (ILP * identity.warp_size) as u64,
+            4,
+        );
         let mut runs = ACCESSES
             .iter()
             .map(|&(label, lane_stride)| {
@@ -101,6 +109,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
             .param("table_bytes", WORDS * 4)
             .param("warps_per_sm", WARPS_PER_SM)
             .param("ilp", ILP)
+            .param(launch_size::WINDOW_PARAM, launch_size::scaled_window(TARGET_CYCLES))
             .kernels(&[&compiled.provenance]);
         for (label, stride) in ACCESSES {
             bench = bench

@@ -10,6 +10,7 @@ use crate::error::{CudaResultExt, Error, Result};
 use crate::harness::{Bench, Profile, Suite};
 use crate::kernels;
 use crate::measure::SampleSum;
+use crate::measure::launch_size;
 use crate::measure::per_sm::{self, Residency, SmWindows};
 use crate::results::{Better, ClockDomain};
 
@@ -28,8 +29,8 @@ pub const VARIANTS: [(&str, Option<u32>); 6] = [
 ];
 /// Variants of the regression set.
 pub const REGRESSION: [&str; 2] = ["none", "regs32"];
-/// Cycles a launch of the uncapped kernel aims at.
-pub const TARGET_CYCLES: u64 = 1 << 18;
+/// Cycles a launch of the uncapped kernel aims at (`launch_size::MIN_WINDOW_CYCLES`).
+pub const TARGET_CYCLES: u64 = launch_size::MIN_WINDOW_CYCLES;
 /// FMAs per clock per SM assumed for sizing (the FP32 rate of recent parts).
 pub const SIZING_RATE: f64 = 128.0;
 
@@ -118,7 +119,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         v.out = Some(gpu.alloc_zeros::<f32>(threads, "a spill output")?);
     }
     let rounds = per_sm::rounds_for(
-        TARGET_CYCLES,
+        launch_size::scaled_window(TARGET_CYCLES),
         SIZING_RATE,
         residency.warps_per_sm,
         (LIVE_VALUES * identity.warp_size) as u64,
@@ -132,6 +133,7 @@ pub fn run(suite: &mut Suite) -> Result<()> {
         .param("threads_per_block", THREADS)
         .param("warps_per_sm", residency.warps_per_sm)
         .param("rounds_per_launch", rounds)
+        .param(launch_size::WINDOW_PARAM, launch_size::scaled_window(TARGET_CYCLES))
         .kernels(&[&compiled.provenance]);
     for v in &variants {
         bench = bench

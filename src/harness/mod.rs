@@ -210,6 +210,10 @@ impl Suite {
         if !self.state.wants(&bench.name) {
             return Ok(());
         }
+        let bench = match crate::measure::launch_size::window_scale_env() {
+            Some(scale) => bench.param(crate::measure::launch_size::WINDOW_SCALE_PARAM, scale),
+            None => bench,
+        };
         let state = &self.state;
         let mut samples: Vec<MeasuredSample> = Vec::new();
         let n_metrics = bench.metrics.len();

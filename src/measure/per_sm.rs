@@ -102,6 +102,14 @@ impl SmTotals {
         Some(PerSmRate { median, mean, min: rates[0], max: rates[n - 1], sms: n })
     }
 
+    /// Mean span of one SM's window, cycles: every SM's cycles over every SM's windows (`None`
+    /// when no SM reported).
+    pub fn mean_window_cycles(&self) -> Option<f64> {
+        let cycles: u64 = self.per_sm.iter().map(|t| t.cycles).sum();
+        let windows: u64 = self.per_sm.iter().map(|t| t.windows).sum();
+        (windows > 0 && cycles > 0).then(|| cycles as f64 / windows as f64)
+    }
+
     /// Work per clock of each SM that ran: (SM id, rate), for a chip map.
     pub fn per_clock_by_sm(&self) -> Vec<(u32, f64)> {
         self.per_sm.iter().filter_map(|t| Some((t.sm, t.per_clock()?))).collect()
@@ -331,6 +339,9 @@ mod tests {
         let per_s = t.gpu_rate_per_s().unwrap();
         assert!((per_s - 502_000.0 / 2.1e-6).abs() / per_s < 1e-12);
         assert!((t.gpu_rate_per_clock().unwrap() - per_s / 2e9).abs() < 1e-6);
+        // 4000 cycles over 6 windows
+        assert!((t.mean_window_cycles().unwrap() - 4000.0 / 6.0).abs() < 1e-12);
+        assert_eq!(SmTotals::default().mean_window_cycles(), None);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
+use super::launch_size;
 use super::per_sm::{self, Residency, SmTotals, SmWindows};
 use super::sample::SampleSum;
 use super::search::{self, Trial};
@@ -32,9 +33,9 @@ pub const SEARCH_WARPS: [u32; 4] = [64, 32, 16, 8];
 /// Bytes every kernel of the family reads round after round: ILP 8 x 32 lanes x 16 bytes.
 pub const FOOTPRINT_BYTES: usize = 4096;
 
-/// Cycles one launch of a benchmark keeps an SM busy at the limit (about 130 µs at 2 GHz): long
-/// against the block-launch skew of the per-SM window.
-pub const BENCH_CYCLES: u64 = 1 << 18;
+/// Cycles one launch of a benchmark keeps an SM busy at the limit (about 2 ms at 2 GHz): long
+/// against the start and end of the per-SM window (`launch_size::MIN_WINDOW_CYCLES`).
+pub const BENCH_CYCLES: u64 = launch_size::MIN_WINDOW_CYCLES;
 /// Cycles of one launch of the configuration search.
 pub const SEARCH_CYCLES: u64 = 1 << 16;
 /// Repeats per configuration in the search.
@@ -249,7 +250,7 @@ fn bench_config(
     let gpu = suite.gpu();
     let identity = gpu.identity().clone();
     let f = target.function(spec, &c)?;
-    let rounds = target.rounds(&c, BENCH_CYCLES);
+    let rounds = target.rounds(&c, launch_size::scaled_window(BENCH_CYCLES));
     let residency = Residency::new(c.warps_per_sm, identity.warp_size);
     let timer = EventTimer::new(gpu.stream())?;
     let variant = spec.variants.get(c.variant).copied().unwrap_or("");
@@ -262,6 +263,7 @@ fn bench_config(
         .setting(searched, "blocks", identity.sm_count * residency.blocks_per_sm)
         .setting(searched, "rounds_per_launch", rounds)
         .param("footprint_bytes", FOOTPRINT_BYTES as u64)
+        .param(launch_size::WINDOW_PARAM, launch_size::scaled_window(BENCH_CYCLES))
         .metric("bytes_per_clk_per_sm", "B/clk/SM", Better::Higher, ClockDomain::Sm);
     if !variant.is_empty() {
         bench = bench.setting(searched, "cache_op", variant);
@@ -311,14 +313,22 @@ fn sweep(suite: &mut Suite, spec: &Spec, target: &Target, limit: Option<f64>) ->
                     let f = target.function(spec, &c)?;
                     if Residency::new(warps_per_sm, identity.warp_size).fits(&f, 0)? {
                         let fold = target.compiled.function(spec.fold)?;
-                        points.push((c, f, SmWindows::new(gpu, fold)?, target.rounds(&c, BENCH_CYCLES)));
+                        points.push((
+                            c,
+                            f,
+                            SmWindows::new(gpu, fold)?,
+                            target.rounds(&c, launch_size::scaled_window(BENCH_CYCLES)),
+                        ));
                     }
                 }
                 if points.is_empty() {
                     continue;
                 }
                 let timer = EventTimer::new(gpu.stream())?;
-                let mut bench = Bench::new(name.clone()).param("width_bytes", width).param("ilp", ilp);
+                let mut bench = Bench::new(name.clone())
+                    .param("width_bytes", width)
+                    .param("ilp", ilp)
+                    .param(launch_size::WINDOW_PARAM, launch_size::scaled_window(BENCH_CYCLES));
                 if !variant.is_empty() {
                     bench = bench.param("cache_op", *variant);
                 }

@@ -14,6 +14,7 @@ pub mod timing;
 pub use timing::run;
 
 use crate::kernels::{self, KernelSource};
+use crate::measure::launch_size;
 use crate::measure::limits::{self, ArithClass};
 use crate::measure::per_sm::{self, Residency};
 use crate::results::GpuIdentity;
@@ -138,8 +139,8 @@ pub const SWEEP_WARPS: [u32; 5] = [4, 8, 16, 32, 64];
 pub const REGRESSION_WARPS: [u32; 5] = [64, 32, 16, 8, 4];
 /// Ops a latency launch chains: single instructions, IEEE sequences.
 pub const LATENCY_OPS: [u32; 2] = [4096, 512];
-/// Cycles one throughput launch keeps an SM busy at the limit.
-pub const THROUGHPUT_CYCLES: u64 = 1 << 18;
+/// Cycles one throughput launch keeps an SM busy at the limit (`launch_size::MIN_WINDOW_CYCLES`).
+pub const THROUGHPUT_CYCLES: u64 = launch_size::MIN_WINDOW_CYCLES;
 /// Results per clock per SM assumed for sizing launches of an op without a documented limit:
 /// integer adds run on two pipes (up to 128), the IEEE sequences at a few per clock.
 pub fn sizing_rate(op: &Op) -> f64 {
@@ -184,7 +185,13 @@ pub(crate) fn source(group: Group) -> KernelSource {
 pub(crate) fn rounds_for(gpu: &GpuIdentity, op: &Op, r: &Residency, lim: Option<f64>) -> u32 {
     let (body, results) = throughput_body(op);
     let per_warp_round = body as u64 * results as u64 * gpu.warp_size as u64;
-    per_sm::rounds_for(THROUGHPUT_CYCLES, lim.unwrap_or_else(|| sizing_rate(op)), r.warps_per_sm, per_warp_round, 1)
+    per_sm::rounds_for(
+        launch_size::scaled_window(THROUGHPUT_CYCLES),
+        lim.unwrap_or_else(|| sizing_rate(op)),
+        r.warps_per_sm,
+        per_warp_round,
+        1,
+    )
 }
 
 #[cfg(test)]
@@ -260,8 +267,8 @@ mod tests {
         let g = crate::families::test_identity();
         let r = Residency::new(64, 32);
         let fma = OPS.iter().find(|o| o.name == "fp32_fma").unwrap();
-        // 2^18 cycles x 128 op/clk / (64 warps x 512 ops x 32 lanes) = 32 rounds
-        assert_eq!(rounds_for(&g, fma, &r, Some(128.0)), 32);
+        // 2^22 cycles x 128 op/clk / (64 warps x 512 ops x 32 lanes) = 512 rounds
+        assert_eq!(rounds_for(&g, fma, &r, Some(128.0)), 512);
     }
 
     /// (BODY, LAT, RESULTS) of each op as the kernel source declares it.

@@ -12,8 +12,8 @@ use crate::error::{CudaResultExt, Result};
 use crate::harness::{Bench, Probe, Profile, Suite};
 use crate::kernels;
 use crate::measure::SampleSum;
-use crate::measure::limits;
 use crate::measure::per_sm::{self, Residency, SmWindows};
+use crate::measure::{launch_size, limits};
 use crate::results::{Better, ClockDomain, GpuIdentity, KernelClock};
 
 struct Latency {
@@ -220,7 +220,10 @@ fn throughput_bench(suite: &mut Suite, k: &Kernels, name: &str, ops: &[Op], comp
         }
     }
     let timer = EventTimer::new(gpu.stream())?;
-    let mut bench = Bench::new(name).param("ilp", REGRESSION_ILP).kernels(&[&compiled.provenance]);
+    let mut bench = Bench::new(name)
+        .param("ilp", REGRESSION_ILP)
+        .param(launch_size::WINDOW_PARAM, launch_size::scaled_window(super::THROUGHPUT_CYCLES))
+        .kernels(&[&compiled.provenance]);
     for t in &thrs {
         bench = bench.param(&format!("{}_warps_per_sm", t.op.name), t.residency.warps_per_sm).metric(
             t.op.name,
@@ -261,7 +264,10 @@ fn ieee_bench(suite: &mut Suite, k: &Kernels, ops: &[Op], compiled: &CompiledKer
         }
     }
     let timer = EventTimer::new(gpu.stream())?;
-    let mut bench = Bench::new("ieee").param("ilp", REGRESSION_ILP).kernels(&[&compiled.provenance]);
+    let mut bench = Bench::new("ieee")
+        .param("ilp", REGRESSION_ILP)
+        .param(launch_size::WINDOW_PARAM, launch_size::scaled_window(super::THROUGHPUT_CYCLES))
+        .kernels(&[&compiled.provenance]);
     for l in &lats {
         bench = bench.metric(format!("{}_latency", l.op.name), "cycles", Better::Lower, ClockDomain::Sm);
     }
