@@ -163,16 +163,12 @@ fn fixed_costs_of_every_family_on_the_committed_h200_runs() {
 fn window_runs(set: &str) -> std::collections::BTreeMap<u64, Vec<gpubench::results::ResultsDocument>> {
     let path = root().join(format!("tests/fixtures/recorded/window-scale/{set}.tar.xz"));
     let mut by_scale = std::collections::BTreeMap::new();
+    let scale_of = |b: &gpubench::results::BenchmarkResult| {
+        b.params.get(launch_size::WINDOW_SCALE_PARAM).and_then(|v| v.as_u64()).unwrap_or(1)
+    };
     for (_, run) in gpubench::verdict::corpus::gather(&[path]).unwrap().runs {
-        let scale = run.benchmarks[0].params.get(launch_size::WINDOW_SCALE_PARAM).and_then(|v| v.as_u64()).unwrap_or(1);
-        assert!(
-            run.benchmarks.iter().all(|b| b
-                .params
-                .get(launch_size::WINDOW_SCALE_PARAM)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(1)
-                == scale)
-        );
+        let scale = scale_of(&run.benchmarks[0]);
+        assert!(run.benchmarks.iter().all(|b| scale_of(b) == scale));
         by_scale.entry(scale).or_insert_with(Vec::new).push(run);
     }
     by_scale
