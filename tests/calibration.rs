@@ -1,6 +1,7 @@
 //! The verdict rule calibrated from scratch on the committed runs of the current benchmarks:
-//! the documented workflow (a class baseline of at most three cards, a per-card baseline
-//! that borrows the class's run spreads) builds the baselines with every spread learned from
+//! the documented workflow (three runs on every card of today's code, a class baseline of the
+//! three cards that span them, a per-card baseline that borrows the class's run spreads)
+//! builds the baselines with every spread learned from
 //! the runs, and every other card of the class is judged against them. Nothing here, nor in
 //! the code under test, knows a GPU model: the same tests pass with the H200 runs renamed to a
 //! model no code has seen.
@@ -13,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gpubench::baseline::span::spanning_cards;
 use gpubench::baseline::{Baseline, BaselineKey};
 use gpubench::results::{GpuClass, ResultsDocument};
 use gpubench::verdict::calibrate::shifted;
@@ -56,37 +58,25 @@ fn code_of(run: &ResultsDocument) -> Code {
     run.benchmarks.iter().flat_map(|b| &b.kernels).map(|k| (k.source.clone(), k.cubin_sha256.clone())).collect()
 }
 
-/// The recording workflow's class: three cards (at most three runs each, the first three), a
-/// card of every board part number among them first, then the cards of the `current` code
-/// (the committed class baseline's), then those with the most runs; and every other card.
+/// The recording workflow's class: three runs (the first three) on every card of the `current`
+/// code (the committed class baseline's) that one baseline can hold with the others, and the
+/// class baseline of the three cards that span them (`baseline save --cards 3`,
+/// [`spanning_cards`]); every other card, of every code, is judged.
 fn split(
     by_card: &BTreeMap<String, Vec<ResultsDocument>>,
     current: &Code,
 ) -> (Vec<ResultsDocument>, Vec<(String, Vec<ResultsDocument>)>) {
-    let is_current: BTreeMap<&String, bool> = by_card.iter().map(|(u, r)| (u, code_of(&r[0]) == *current)).collect();
-    let mut cards: Vec<(&String, &Vec<ResultsDocument>)> = by_card.iter().collect();
-    cards.sort_by(|a, b| is_current[b.0].cmp(&is_current[a.0]).then(b.1.len().cmp(&a.1.len())).then(a.0.cmp(b.0)));
-    let board = |c: &(&String, &Vec<ResultsDocument>)| c.1[0].gpu.board_part_number.clone();
-    let mut seen = std::collections::BTreeSet::new();
-    let (mut first, mut rest): (Vec<_>, Vec<_>) = (Vec::new(), Vec::new());
-    for c in cards {
-        if seen.insert(board(&c)) { first.push(c) } else { rest.push(c) }
-    }
-    // Three cards whose runs one baseline can hold (`Baseline::accepts`: the same generated
-    // code, settings and stack): a card recorded with other kernels is judged, not learned from.
-    let (mut chosen, mut others): (Vec<ResultsDocument>, Vec<(String, Vec<ResultsDocument>)>) =
-        (Vec::new(), Vec::new());
-    let (mut reference, mut cards_chosen): (Option<Baseline>, usize) = (None, 0);
-    for (uuid, runs) in first.into_iter().chain(rest) {
+    let mut reference: Option<Baseline> = None;
+    let mut pool: Vec<ResultsDocument> = Vec::new();
+    for runs in by_card.values().filter(|r| code_of(&r[0]) == *current) {
         let three: Vec<ResultsDocument> = runs.iter().take(3).cloned().collect();
-        let fits = cards_chosen < 3 && held_with(&mut reference, &three);
-        if fits {
-            chosen.extend(three);
-            cards_chosen += 1;
-        } else {
-            others.push((uuid.clone(), runs.clone()));
+        if held_with(&mut reference, &three) {
+            pool.extend(three);
         }
     }
+    let (keep, _) = spanning_cards(&pool, 3);
+    let chosen: Vec<ResultsDocument> = pool.into_iter().filter(|r| keep.contains(&r.gpu.uuid)).collect();
+    let others = by_card.iter().filter(|(u, _)| !keep.contains(u)).map(|(u, r)| (u.clone(), r.clone())).collect();
     (chosen, others)
 }
 
@@ -224,9 +214,11 @@ fn false_alarms(slug: &str) -> Alarms {
     a
 }
 
-/// H100, three cards of three runs each (one per board part number, then the most runs), and
-/// fifteen other cards judged against them: no class alarm; one same-card alarm, CAS without
-/// contention 2.07 % low against the card's two other runs (band 2.0 %, the minimum effect).
+/// H100, the three cards that span the cards of today's code (GPU-05e4954b, 0f69b0f1, e245fb37:
+/// three boards, and the lower level of `atomics/add_u32/same_sector`, 2.9 % below the others),
+/// and fifteen other cards judged against them: no class alarm; two same-card alarms, CAS
+/// without contention 2.07 % low against the card's two other runs (band 2.0 %, the minimum
+/// effect) and `l2_bandwidth/private` 2.93 % low against five runs of GPU-875e8a51 (band 2.8 %).
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_false_alarms_against_baselines_learned_from_three_cards() {
@@ -235,19 +227,21 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
         "H100: {} class, {} same-card false alarms; {} confirmed by every other card\n{}",
         a.class, a.same, a.confirmed, a.text
     );
-    assert!(a.class == 0 && a.same <= 1, "{}", a.text);
+    assert!(a.class == 0 && a.same <= 2, "{}", a.text);
 }
 
-/// H200, three cards of three runs each (a card of each board part number of today's code,
-/// then the first by UUID), and the other twelve cards judged against them and each run
-/// against a per-card baseline of its other runs:
-/// - 17 class alarms, all `l2_bandwidth/peak` and `whole` 2.0-3.0 % low, on two cards. A third of the H200s
-///   measured (9 of 27, both boards) read `l2_bandwidth/peak` 2.7 % below the others
-///   (82.2-82.8 against 84.6-84.8 B/clk/SM); the three cards here are of the upper level.
-/// - 9 same-card alarms, one run against the card's others: the atomics throughput of cards
-///   recorded with one launch per sample (`contention:k=1`, `k=2`, `cas:distinct`, 4.1-6.8 %),
-///   `coalescing:misaligned` on an older card, and `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7,
-///   the alarms on today's code with the six class alarms on GPU-f38fcbe8.
+/// H200, the three cards that span the cards of today's code (GPU-671e0a67, 8c051c2a, f38fcbe8:
+/// three boards, and the lower level of `l2_bandwidth/peak`: a third of the H200s measured, 9 of
+/// 27, read 82.2-82.8 B/clk/SM against 84.6-84.8), and the other fifteen cards judged against
+/// them and each run against a per-card baseline of its other runs:
+/// - one class alarm, `atomics/contention:k=4` 2.73 % low on one run of GPU-ed3c5504 (band
+///   2.5 %); with three cards of the upper L2 level instead, 9 class alarms, all
+///   `l2_bandwidth/peak` and `whole` 2.0-2.8 % low on the cards of the lower one;
+/// - 8 same-card alarms, one run against the card's two others: the atomics throughput of cards
+///   recorded with one launch per sample (`contention:k=2`, `cas:distinct`, 4.1-6.8 %), and on
+///   today's code `coalescing:misaligned` 2.00-2.23 % on GPU-7169aa65 and 05803005 (band
+///   2.0 %, the minimum effect) and `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7 (band 3.3 %),
+///   whose runs fall on a few levels per process.
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
@@ -256,8 +250,8 @@ fn h200_false_alarms_against_baselines_learned_from_three_cards() {
         "H200: {} class, {} same-card false alarms; {} confirmed by every other card; {} on the {} judged cards of the class baseline's code\n{}",
         a.class, a.same, a.confirmed, a.on_current_code, a.current_cards, a.text
     );
-    assert!(a.class <= 17 && a.same <= 9, "{}", a.text);
-    assert!(a.current_cards >= 3 && a.on_current_code <= 8, "{}", a.text);
+    assert!(a.class <= 1 && a.same <= 8, "{}", a.text);
+    assert!(a.current_cards >= 10 && a.on_current_code <= 5, "{}", a.text);
 }
 
 /// A rule with no family verdicts: what one metric that moved alone meets (it does not move
@@ -266,13 +260,14 @@ fn single_metric_rule() -> Rule {
     Rule { family_verdicts: None, same_card_family_verdicts: None, ..Rule::default() }
 }
 
-/// Injected single-metric shifts: 10 % caught on the same card in 98.9 % (H100) and 99.0 %
+/// Injected single-metric shifts: 10 % caught on the same card in 97.0 % (H100) and 98.9 %
 /// (H200) of the verdicts (the rest INSENSITIVE: a per-card baseline of two runs of the
-/// noisiest L2 and atomics metrics), and against the class wherever 10 % exceeds the metric's
-/// stated detectable effect; the share of metrics detectable to 5 % against three cards is
-/// 88.7 % (H100) and 82.3 % (H200: three cards of two boards, whose DRAM latency, L2 bandwidth
-/// and atomics differ by card); 20 % is never PASS or INCONCLUSIVE.
-fn single_metric_power(slug: &str, min_within_5: f64) {
+/// noisiest L2 and atomics metrics, whose run spreads come from the class's runs), and against
+/// the class wherever 10 % exceeds the metric's stated detectable effect; the share of metrics
+/// detectable to 5 % against three cards is 77.9 % (H100) and 81.5 % (H200): the three cards
+/// span the levels of their class, and the between-card spread they show is the price of no
+/// class false alarm; 20 % is never PASS or INCONCLUSIVE.
+fn single_metric_power(slug: &str, min_same_card: f64, min_within_5: f64) {
     let w = {
         let (by_card, current) = runs_by_card(slug);
         workflow(&by_card, &current)
@@ -311,7 +306,10 @@ fn single_metric_power(slug: &str, min_within_5: f64) {
     eprintln!(
         "{slug}: same card at 10 %: {same_hit} of {same_card}; class due {class_hit} of {class_due}; detectable to 5 %: {within_5} of {judged}"
     );
-    assert!(same_card == 0 || same_share >= 0.98, "{slug}: {same_hit} of {same_card} same-card verdicts at 10 %");
+    assert!(
+        same_card == 0 || same_share >= min_same_card,
+        "{slug}: {same_hit} of {same_card} same-card verdicts at 10 %"
+    );
     assert!(class_hit as f64 >= 0.999 * class_due as f64, "{slug}: {class_hit} of {class_due} class comparisons due");
     let share = within_5 as f64 / judged as f64;
     assert!(share >= min_within_5, "{slug}: {within_5} of {judged} metrics detectable to 5 % ({share:.3})");
@@ -320,13 +318,13 @@ fn single_metric_power(slug: &str, min_within_5: f64) {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H100, 0.88);
+    single_metric_power(H100, 0.965, 0.77);
 }
 
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H200, 0.81);
+    single_metric_power(H200, 0.98, 0.81);
 }
 
 /// `run` with the metrics of `family` moved by 5 %, alternately worse and better (`only`: that

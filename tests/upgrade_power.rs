@@ -1,6 +1,6 @@
 //! What the interleaved upgrade job can see, on the runs of recorded A/A jobs: the default
 //! profile, three rounds (A B A B A B, each run in its own process) on each of two H100s
-//! (GPU-05e4954b, GPU-875e8a51) and two H200s (GPU-80b0d2e9, GPU-9db0cecc) (`tests/corpus/`;
+//! (GPU-05e4954b, GPU-875e8a51) and two H200s (GPU-48dd89df, GPU-8c051c2a) (`tests/corpus/`;
 //! the first three members of a card's archive are A, the last three B). Each card is judged
 //! as the job judges it (A's runs a per-card baseline whose run spreads take the committed
 //! class baseline's as their prior), as recorded and with every metric of B made 2 % and 3 %
@@ -21,7 +21,7 @@ const H100: &str = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
 const H200: &str = "nvidia-h200-cc90-132sm-140gib";
 
 /// The cards of the recorded A/A jobs, by class.
-const JOBS: [(&str, &str); 4] = [(H100, "05e4954b"), (H100, "875e8a51"), (H200, "80b0d2e9"), (H200, "9db0cecc")];
+const JOBS: [(&str, &str); 4] = [(H100, "05e4954b"), (H100, "875e8a51"), (H200, "48dd89df"), (H200, "8c051c2a")];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -308,3 +308,33 @@ fn the_same_baseline_gives_the_same_verdicts_from_any_folder() {
         assert!(stdout(&here) == stdout(&there), "verdict JSON differs between folders for {}", new.display());
     }
 }
+
+/// `baseline save --cards N` keeps the runs of the N cards that span the others: of four cards,
+/// one whose `stream/triad` sits 5 % below the rest is among the two kept.
+#[test]
+fn baseline_save_keeps_the_cards_that_span_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let lower = regressed_copy(dir.path());
+    let mut files = Vec::new();
+    for (i, source) in
+        [fixture("h200-quick-run.json"), fixture("h200-quick-run.json"), lower.clone(), fixture("h200-quick-run.json")]
+            .iter()
+            .enumerate()
+    {
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(source).unwrap()).unwrap();
+        v["gpu"]["uuid"] = serde_json::json!(format!("GPU-0000000{i}-card"));
+        v["created_unix_s"] = serde_json::json!(v["created_unix_s"].as_u64().unwrap() + i as u64);
+        let path = dir.path().join(format!("card{i}.json"));
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["baseline", "save", "--cards", "2", "--force"];
+    args.extend(files.iter().map(String::as_str));
+    let o = run(dir.path(), &args);
+    assert_exit(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("kept the runs of 2 of 4 cards") && err.contains("GPU-00000002-card"), "{err}");
+    assert!(err.contains("(2 runs)"), "{err}");
+    let o = run(dir.path(), &["baseline", "save", "--cards", "0", files[0].as_str()]);
+    assert_exit(&o, 2);
+}

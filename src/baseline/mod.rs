@@ -19,6 +19,7 @@ use crate::results::{RESULTS_SCHEMA, ResultsDocument, parse_json};
 mod document;
 pub mod guard;
 mod key;
+pub mod span;
 mod store;
 mod validate;
 

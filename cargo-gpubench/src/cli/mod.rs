@@ -323,6 +323,14 @@ pub struct BaselineSaveArgs {
     #[arg(long)]
     pub append: bool,
 
+    /// Keep the runs of the N cards that span the others: one of every board part number (up
+    /// to N), then the set that leaves the least of each metric's range outside it, beyond what
+    /// runs of one card stray by. Record three runs on every card of the class (`--device all`
+    /// runs them at once) and keep three: the levels cards of a class fall into are then in
+    /// the class.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cards: Option<u32>,
+
     /// Save runs measured beside another GPU process, throttled in more than 1 % of their
     /// samples, given twice, or of another configuration than each other or the baseline
     /// replaced (refused without it).

@@ -153,6 +153,17 @@ fn save(args: BaselineSaveArgs) -> Result<i32> {
             }
         }
     }
+    if let Some(n) = args.cards {
+        let measured = runs.iter().map(|r| r.gpu.uuid.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+        let (keep, share) = gpubench::baseline::span::spanning_cards(&runs, n as usize);
+        runs.retain(|r| keep.contains(&r.gpu.uuid));
+        eprintln!(
+            "kept the runs of {} of {measured} cards ({}), which span {:.0} % of the range every card spans (mean over metrics)",
+            keep.len(),
+            keep.join(", "),
+            share * 100.0
+        );
+    }
     let first = runs.first().ok_or_else(|| Error::Usage("no results files given".into()))?;
     let key = BaselineKey::for_gpu(&first.gpu, args.name.as_deref(), args.per_gpu)?;
     let mode = if args.append { SaveMode::Append { max_runs: config.max_runs } } else { SaveMode::Replace };
