@@ -26,10 +26,16 @@ use crate::results::ResultsDocument;
 use crate::stats::median;
 
 /// One metric over the cards: each card's mean of its run medians, and the relative spread of
-/// run medians about their card's mean, pooled over cards with two or more runs (0 without).
+/// run medians about their card's mean, pooled over cards with two or more runs (0 without),
+/// from [`crate::verdict::noise::card_medians`].
+/// The range of the means over every card (`lo`, `hi`) and the median card's absolute value
+/// (`mid`, `None` where 0) are kept with them.
 struct MetricCards {
     means: BTreeMap<String, f64>,
     run_spread: f64,
+    lo: f64,
+    hi: f64,
+    mid: Option<f64>,
 }
 
 /// Per "<benchmark id>:<metric>", for metrics every card has.
@@ -40,35 +46,17 @@ type CardValues = BTreeMap<String, MetricCards>;
 pub const NOISE_SPREADS: f64 = 2.0;
 
 fn card_values(runs: &[ResultsDocument]) -> CardValues {
-    // metric -> card -> run medians
-    let mut by_metric: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
-    for run in runs {
-        for b in &run.benchmarks {
-            for m in &b.metrics {
-                if let Some(v) = median(&m.samples).filter(|v| v.is_finite()) {
-                    let key = format!("{}:{}", b.id, m.name);
-                    by_metric.entry(key).or_default().entry(run.gpu.uuid.clone()).or_default().push(v);
-                }
-            }
-        }
-    }
     let cards: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.gpu.uuid.as_str()).collect();
-    by_metric
+    crate::verdict::noise::card_medians(runs)
         .into_iter()
-        .filter(|(_, by_card)| by_card.len() == cards.len())
-        .map(|(key, by_card)| {
-            let (mut squares, mut df) = (0.0, 0usize);
-            let mut means = BTreeMap::new();
-            for (card, v) in by_card {
-                let mean = v.iter().sum::<f64>() / v.len() as f64;
-                if mean != 0.0 {
-                    squares += v.iter().map(|x| (x / mean - 1.0).powi(2)).sum::<f64>();
-                    df += v.len() - 1;
-                }
-                means.insert(card, mean);
-            }
-            let run_spread = if df > 0 { (squares / df as f64).sqrt() } else { 0.0 };
-            (key, MetricCards { means, run_spread })
+        .filter(|(_, m)| m.by_card.len() == cards.len())
+        .map(|(key, m)| {
+            let means: BTreeMap<String, f64> =
+                m.by_card.iter().map(|(c, v)| (c.clone(), v.iter().sum::<f64>() / v.len() as f64)).collect();
+            let all: Vec<f64> = means.values().copied().collect();
+            let (lo, hi) = range(all.iter().copied());
+            let mid = median(&all).map(f64::abs).filter(|v| *v > 0.0);
+            (key, MetricCards { means, run_spread: m.run_spread.unwrap_or(0.0), lo, hi, mid })
         })
         .collect()
 }
@@ -76,11 +64,10 @@ fn card_values(runs: &[ResultsDocument]) -> CardValues {
 /// The mean over metrics that vary of the range of `set`'s values over the range of every card's.
 fn coverage(values: &CardValues, set: &[&str]) -> f64 {
     let (mut total, mut metrics) = (0.0, 0usize);
-    for by_card in values.values().map(|m| &m.means) {
-        let (lo, hi) = range(by_card.values().copied());
-        if hi > lo {
-            let (slo, shi) = range(set.iter().filter_map(|c| by_card.get(*c).copied()));
-            total += (shi - slo).max(0.0) / (hi - lo);
+    for m in values.values() {
+        if m.hi > m.lo {
+            let (slo, shi) = range(set.iter().filter_map(|c| m.means.get(*c).copied()));
+            total += (shi - slo).max(0.0) / (m.hi - m.lo);
             metrics += 1;
         }
     }
@@ -93,13 +80,10 @@ fn miss(values: &CardValues, set: &[&str]) -> f64 {
     values
         .values()
         .map(|m| {
-            let all: Vec<f64> = m.means.values().copied().collect();
-            let (lo, hi) = range(all.iter().copied());
             let (slo, shi) = range(set.iter().filter_map(|c| m.means.get(*c).copied()));
-            let mid = median(&all).map(f64::abs).filter(|v| *v > 0.0);
-            match mid {
+            match m.mid {
                 Some(mid) if shi >= slo => {
-                    let d = (slo - lo).max(hi - shi).max(0.0) / mid;
+                    let d = (slo - m.lo).max(m.hi - shi).max(0.0) / mid;
                     (d - NOISE_SPREADS * m.run_spread).max(0.0).powi(2)
                 }
                 _ => 0.0,
@@ -108,10 +92,30 @@ fn miss(values: &CardValues, set: &[&str]) -> f64 {
         .sum()
 }
 
-/// Whether `a` is a better set than `b`: it misses less, or as much and covers more.
-fn better(values: &CardValues, a: &[&str], b: &[&str]) -> bool {
-    let (ma, mb) = (miss(values, a), miss(values, b));
-    ma < mb || (ma == mb && coverage(values, a) > coverage(values, b))
+/// A set of cards with its miss and coverage, computed once.
+struct Scored<'a> {
+    set: Vec<&'a str>,
+    miss: f64,
+    coverage: f64,
+}
+
+impl<'a> Scored<'a> {
+    fn new(values: &CardValues, set: Vec<&'a str>) -> Self {
+        Scored { miss: miss(values, &set), coverage: coverage(values, &set), set }
+    }
+
+    /// Whether it is a better set than `other`: it misses less, or as much and covers more.
+    fn beats(&self, other: &Scored) -> bool {
+        self.miss < other.miss || (self.miss == other.miss && self.coverage > other.coverage)
+    }
+}
+
+/// `candidate` where it beats `best` (or there is none yet), else `best`.
+fn keep_better<'a>(best: Option<Scored<'a>>, candidate: Scored<'a>) -> Option<Scored<'a>> {
+    match best {
+        Some(b) if !candidate.beats(&b) => Some(b),
+        _ => Some(candidate),
+    }
 }
 
 fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -133,8 +137,7 @@ pub fn spanning_cards(runs: &[ResultsDocument], n: usize) -> (Vec<String>, f64) 
     let boards: std::collections::BTreeSet<Option<&str>> = board.values().copied().collect();
     let wanted = n.min(cards.len());
     if let Some(best) = best_set(&values, &cards, &board, wanted.min(boards.len()), wanted) {
-        let share = coverage(&values, &best);
-        return (best.into_iter().map(str::to_owned).collect(), share);
+        return (best.set.into_iter().map(str::to_owned).collect(), best.coverage);
     }
     let mut chosen: Vec<&str> = Vec::new();
     while chosen.len() < wanted {
@@ -142,19 +145,17 @@ pub fn spanning_cards(runs: &[ResultsDocument], n: usize) -> (Vec<String>, f64) 
         let missing: Vec<Option<&str>> =
             boards.iter().copied().filter(|b| !chosen.iter().any(|c| board[c] == *b)).collect();
         let only_missing = !missing.is_empty() && wanted - chosen.len() <= missing.len();
-        let mut best: Option<Vec<&str>> = None;
+        let mut best: Option<Scored> = None;
         for c in cards.iter().copied() {
             if chosen.contains(&c) || (only_missing && !missing.contains(&board[c])) {
                 continue;
             }
             let mut with = chosen.clone();
             with.push(c);
-            if best.as_ref().is_none_or(|b| better(&values, &with, b)) {
-                best = Some(with);
-            }
+            best = keep_better(best, Scored::new(&values, with));
         }
         match best {
-            Some(set) => chosen = set,
+            Some(b) => chosen = b.set,
             None => break,
         }
     }
@@ -166,7 +167,7 @@ pub fn spanning_cards(runs: &[ResultsDocument], n: usize) -> (Vec<String>, f64) 
 pub const MAX_SETS: u64 = 100_000;
 
 /// The set of `size` of `cards` (sorted) holding `boards` board part numbers or more that misses
-/// least ([`better`]), ties to the first in lexicographic order; `None` where there are more
+/// least ([`Scored::beats`]), ties to the first in lexicographic order; `None` where there are more
 /// than [`MAX_SETS`] sets.
 fn best_set<'a>(
     values: &CardValues,
@@ -174,21 +175,19 @@ fn best_set<'a>(
     board: &BTreeMap<&str, Option<&str>>,
     boards: usize,
     size: usize,
-) -> Option<Vec<&'a str>> {
+) -> Option<Scored<'a>> {
     let k = cards.len();
     let sets = (0..size as u64).try_fold(1u64, |acc, i| acc.checked_mul(k as u64 - i).map(|v| v / (i + 1)))?;
     if sets > MAX_SETS || size == 0 {
         return None;
     }
     let mut index: Vec<usize> = (0..size).collect();
-    let mut best: Option<Vec<&str>> = None;
+    let mut best: Option<Scored> = None;
     loop {
         let set: Vec<&str> = index.iter().map(|&i| cards[i]).collect();
         let held: std::collections::BTreeSet<Option<&str>> = set.iter().map(|c| board[c]).collect();
         if held.len() >= boards {
-            if best.as_ref().is_none_or(|b| better(values, &set, b)) {
-                best = Some(set);
-            }
+            best = keep_better(best, Scored::new(values, set));
         }
         // the next combination in lexicographic order
         let Some(i) = (0..size).rev().find(|&i| index[i] < k - size + i) else { break };

@@ -316,7 +316,33 @@ fn own(own: Option<Spread>, class: Spread) -> Spread {
 }
 
 /// Run medians by card (GPU UUID), positive and finite ones only.
-type ByCard = BTreeMap<String, Vec<f64>>;
+pub type ByCard = BTreeMap<String, Vec<f64>>;
+
+/// One metric's run medians by card, as the noise model reads them, and their pooled
+/// run-to-run spread (relative; `None` where no card has two runs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardMedians {
+    /// Run medians by card.
+    pub by_card: ByCard,
+    /// Pooled relative spread of run medians about their card's mean.
+    pub run_spread: Option<f64>,
+}
+
+/// Every metric of `runs` on the raw basis, by "<benchmark id>:<metric>": what [`learn`] learns
+/// the spreads from (throttled samples left out where enough remain; a metric whose runs were
+/// measured with different settings left out).
+pub fn card_medians(runs: &[ResultsDocument]) -> BTreeMap<String, CardMedians> {
+    series::collect(runs)
+        .iter()
+        .filter(|s| s.inconsistent.is_none())
+        .map(|s| {
+            let p = gate::prepare(&s.runs, MIN_SAMPLES);
+            let by_card = by_card(&p.run_medians, &p.run_uuids);
+            let run_spread = super::level::pooled_spread(by_card.values()).map(|(sd, _)| sd);
+            (s.key(), CardMedians { by_card, run_spread })
+        })
+        .collect()
+}
 
 fn by_card(medians: &[f64], uuids: &[String]) -> ByCard {
     let mut cards: ByCard = BTreeMap::new();
