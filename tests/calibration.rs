@@ -6,6 +6,11 @@
 //! the code under test, knows a GPU model: the same tests pass with the H200 runs renamed to a
 //! model no code has seen.
 //!
+//! Two forms of the workflow are replayed: three cards only (the spreads learned from their
+//! nine runs, what a user with three cards has), and `baseline save --cards 3` on every
+//! recorded card but the one judged (the runs of three kept, the spreads learned from every
+//! other card's runs, what a user who records the whole class has).
+//!
 //! The runs: every run of the committed class baselines (`baselines/<class>/class.json.xz`: two
 //! runs on each of eight H100s, three on each of three H200s) and every run of
 //! `tests/corpus/<class>/` (three runs per card or more). Cards whose runs one baseline cannot hold with the rest (recorded with another
@@ -66,6 +71,16 @@ fn split(
     by_card: &BTreeMap<String, Vec<ResultsDocument>>,
     current: &Code,
 ) -> (Vec<ResultsDocument>, Vec<(String, Vec<ResultsDocument>)>) {
+    let pool = recorded(by_card, current);
+    let (keep, _) = spanning_cards(&pool, 3);
+    let chosen: Vec<ResultsDocument> = pool.into_iter().filter(|r| keep.contains(&r.gpu.uuid)).collect();
+    let others = by_card.iter().filter(|(u, _)| !keep.contains(u)).map(|(u, r)| (u.clone(), r.clone())).collect();
+    (chosen, others)
+}
+
+/// The runs the recording workflow gives `baseline save`: three (the first three) on every card
+/// of the `current` code that one baseline can hold with the others.
+fn recorded(by_card: &BTreeMap<String, Vec<ResultsDocument>>, current: &Code) -> Vec<ResultsDocument> {
     let mut reference: Option<Baseline> = None;
     let mut pool: Vec<ResultsDocument> = Vec::new();
     for runs in by_card.values().filter(|r| code_of(&r[0]) == *current) {
@@ -74,10 +89,7 @@ fn split(
             pool.extend(three);
         }
     }
-    let (keep, _) = spanning_cards(&pool, 3);
-    let chosen: Vec<ResultsDocument> = pool.into_iter().filter(|r| keep.contains(&r.gpu.uuid)).collect();
-    let others = by_card.iter().filter(|(u, _)| !keep.contains(u)).map(|(u, r)| (u.clone(), r.clone())).collect();
-    (chosen, others)
+    pool
 }
 
 /// Whether one baseline can hold `runs` with those of the first card passed here
@@ -112,30 +124,60 @@ fn judge(b: &Baseline, run: &ResultsDocument, rule: &Rule) -> Comparison {
     compare(side, Side::of("new", std::slice::from_ref(run)), rule).unwrap()
 }
 
-/// Every comparison of the workflow on the class `slug`: each other card's every run against
-/// the class baseline, and each of its runs against a per-card baseline of its other runs.
+/// Every comparison of the workflow on the class `slug`: each judged card's every run against
+/// its class baseline, and each of its runs against a per-card baseline of its other runs.
 struct Workflow {
-    class: Baseline,
-    /// (class comparison, same-card comparison) inputs: the run, its per-card baseline.
-    cases: Vec<(ResultsDocument, Option<Baseline>)>,
+    /// The class baselines (one, or one per judged card).
+    classes: Vec<Baseline>,
+    /// (class comparison, same-card comparison) inputs: the run, the index of its class
+    /// baseline, its per-card baseline.
+    cases: Vec<(ResultsDocument, usize, Option<Baseline>)>,
 }
 
-fn workflow(by_card: &BTreeMap<String, Vec<ResultsDocument>>, current: &Code) -> Workflow {
-    let (chosen, others) = split(by_card, current);
-    let class = class_baseline(chosen.clone());
-    let model = class.noise.clone().unwrap();
-    let mut cases = Vec::new();
-    for (_, runs) in &others {
+impl Workflow {
+    fn class_of(&self, case: usize) -> &Baseline {
+        &self.classes[self.cases[case].1]
+    }
+
+    /// Adds every run of a judged card, each with a per-card baseline of its other runs (where
+    /// it has two or more), learned with the class's model as the prior.
+    fn judge_card(&mut self, runs: &[ResultsDocument], class: usize) {
+        let model = self.classes[class].noise.clone().unwrap();
         for i in 0..runs.len() {
             let rest: Vec<ResultsDocument> =
                 runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
-            // The card's other runs as a per-card baseline, where the card has the workflow's
-            // three runs (or more): two or more runs to judge one against.
             let card = (rest.len() >= 2).then(|| card_baseline(rest, &model));
-            cases.push((runs[i].clone(), card));
+            self.cases.push((runs[i].clone(), class, card));
         }
     }
-    Workflow { class, cases }
+}
+
+/// The workflow with three cards: the class baseline of the three that span the recorded
+/// cards, every spread learned from their nine runs; every other card judged.
+fn workflow(by_card: &BTreeMap<String, Vec<ResultsDocument>>, current: &Code) -> Workflow {
+    let (chosen, others) = split(by_card, current);
+    let mut w = Workflow { classes: vec![class_baseline(chosen)], cases: Vec::new() };
+    for (_, runs) in &others {
+        w.judge_card(runs, 0);
+    }
+    w
+}
+
+/// The workflow as `baseline save --cards 3` runs it on every recorded card but the one
+/// judged: the runs of the three that span them kept, every spread learned from all of their
+/// runs; every card of the class judged so, its own runs never among those learned from.
+fn workflow_every_other_card(by_card: &BTreeMap<String, Vec<ResultsDocument>>, current: &Code) -> Workflow {
+    let pool = recorded(by_card, current);
+    let mut w = Workflow { classes: Vec::new(), cases: Vec::new() };
+    for (uuid, runs) in by_card {
+        let rest: Vec<ResultsDocument> = pool.iter().filter(|r| &r.gpu.uuid != uuid).cloned().collect();
+        let (keep, _) = spanning_cards(&rest, 3);
+        let mut class = class_baseline(rest.iter().filter(|r| keep.contains(&r.gpu.uuid)).cloned().collect());
+        class.learn_from(&rest);
+        w.classes.push(class);
+        w.judge_card(runs, w.classes.len() - 1);
+    }
+    w
 }
 
 fn regressed(c: &Comparison) -> Vec<String> {
@@ -171,15 +213,29 @@ struct Alarms {
     text: String,
 }
 
-fn false_alarms(slug: &str) -> Alarms {
+/// The workflow `build` makes of the runs of the class `slug`.
+type Build = fn(&BTreeMap<String, Vec<ResultsDocument>>, &Code) -> Workflow;
+
+impl Alarms {
+    /// The counts and every alarm's line, for the test's output.
+    fn summary(&self, model: &str) -> String {
+        format!(
+            "{model}: {} class, {} same-card false alarms; {} confirmed by every other card; {} on the {} judged cards of the class baseline's code\n{}",
+            self.class, self.same, self.confirmed, self.on_current_code, self.current_cards, self.text
+        )
+    }
+}
+
+fn false_alarms(slug: &str, build: Build) -> Alarms {
     let (by_card, current) = runs_by_card(slug);
-    let w = workflow(&by_card, &current);
+    let w = build(&by_card, &current);
     let rule = Rule::default();
     assert!(w.cases.len() >= 9, "{slug}: {} comparisons", w.cases.len());
-    let chosen: std::collections::BTreeSet<&str> = w.class.runs.iter().map(|r| &r.gpu.uuid[..12]).collect();
-    let judged: std::collections::BTreeSet<&str> = w.cases.iter().map(|(r, _)| &r.gpu.uuid[..12]).collect();
+    let chosen: std::collections::BTreeSet<&str> =
+        w.classes.iter().flat_map(|c| &c.runs).map(|r| &r.gpu.uuid[..12]).collect();
+    let judged: std::collections::BTreeSet<&str> = w.cases.iter().map(|(r, _, _)| &r.gpu.uuid[..12]).collect();
     let current_cards: std::collections::BTreeSet<&str> =
-        w.cases.iter().filter(|(r, _)| code_of(r) == current).map(|(r, _)| &r.gpu.uuid[..12]).collect();
+        w.cases.iter().filter(|(r, _, _)| code_of(r) == current).map(|(r, _, _)| &r.gpu.uuid[..12]).collect();
     let mut a = Alarms {
         class: 0,
         confirmed: 0,
@@ -188,10 +244,14 @@ fn false_alarms(slug: &str) -> Alarms {
         current_cards: current_cards.len(),
         text: String::new(),
     };
-    a.text.push_str(&format!("class baseline: {chosen:?}; judged: {} cards, {} runs\n", judged.len(), w.cases.len()));
+    a.text.push_str(&format!(
+        "class baseline runs of {chosen:?}; judged: {} cards, {} runs\n",
+        judged.len(),
+        w.cases.len()
+    ));
     let mut others: BTreeMap<String, Baseline> = BTreeMap::new();
-    for (run, card) in &w.cases {
-        let c = judge(&w.class, run, &rule);
+    for (i, (run, _, card)) in w.cases.iter().enumerate() {
+        let c = judge(w.class_of(i), run, &rule);
         let flagged: Vec<&gpubench::verdict::MetricVerdict> =
             c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).collect();
         if !flagged.is_empty() {
@@ -222,36 +282,30 @@ fn false_alarms(slug: &str) -> Alarms {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_false_alarms_against_baselines_learned_from_three_cards() {
-    let a = false_alarms(H100);
-    eprintln!(
-        "H100: {} class, {} same-card false alarms; {} confirmed by every other card\n{}",
-        a.class, a.same, a.confirmed, a.text
-    );
+    let a = false_alarms(H100, workflow);
+    eprintln!("{}", a.summary("H100"));
     assert!(a.class == 0 && a.same <= 2, "{}", a.text);
 }
 
-/// H200, the three cards that span the cards of today's code (GPU-671e0a67, 8c051c2a, f38fcbe8:
+/// H200, the three cards that span the cards of today's code (GPU-68689df7, 8c051c2a, f38fcbe8:
 /// three boards, and the lower level of `l2_bandwidth/peak`: a third of the H200s measured, 9 of
-/// 27, read 82.2-82.8 B/clk/SM against 84.6-84.8), and the other fifteen cards judged against
+/// 27, read 82.2-82.8 B/clk/SM against 84.6-84.8), and the other seventeen cards judged against
 /// them and each run against a per-card baseline of its other runs:
-/// - one class alarm, `atomics/contention:k=4` 2.73 % low on one run of GPU-ed3c5504 (band
+/// - one class alarm, `atomics/contention:k=4` 2.76 % low on one run of GPU-ed3c5504 (band
 ///   2.5 %); with three cards of the upper L2 level instead, 9 class alarms, all
 ///   `l2_bandwidth/peak` and `whole` 2.0-2.8 % low on the cards of the lower one;
-/// - 8 same-card alarms, one run against the card's two others: the atomics throughput of cards
-///   recorded with one launch per sample (`contention:k=2`, `cas:distinct`, 4.1-6.8 %), and on
-///   today's code `coalescing:misaligned` 2.00-2.23 % on GPU-7169aa65 and 05803005 (band
-///   2.0 %, the minimum effect) and `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7 (band 3.3 %),
-///   whose runs fall on a few levels per process.
+/// - 4 same-card alarms, one run against the card's two others, all on cards recorded with one
+///   launch per atomics sample (`contention:k=2`, `cas:distinct`, 4.1-6.8 %); none on the
+///   thirteen judged cards of today's code. (With GPU-671e0a67 in the place of 68689df7,
+///   before 68689df7 was recorded, `coalescing:misaligned` 2.00-2.23 % on two cards and
+///   `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7: runs of 68689df7 show how far those stray.)
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
-    let a = false_alarms(H200);
-    eprintln!(
-        "H200: {} class, {} same-card false alarms; {} confirmed by every other card; {} on the {} judged cards of the class baseline's code\n{}",
-        a.class, a.same, a.confirmed, a.on_current_code, a.current_cards, a.text
-    );
-    assert!(a.class <= 1 && a.same <= 8, "{}", a.text);
-    assert!(a.current_cards >= 10 && a.on_current_code <= 5, "{}", a.text);
+    let a = false_alarms(H200, workflow);
+    eprintln!("{}", a.summary("H200"));
+    assert!(a.class <= 1 && a.same <= 4, "{}", a.text);
+    assert!(a.current_cards >= 13 && a.on_current_code <= 1, "{}", a.text);
 }
 
 /// A rule with no family verdicts: what one metric that moved alone meets (it does not move
@@ -260,23 +314,24 @@ fn single_metric_rule() -> Rule {
     Rule { family_verdicts: None, same_card_family_verdicts: None, ..Rule::default() }
 }
 
-/// Injected single-metric shifts: 10 % caught on the same card in 97.0 % (H100) and 98.9 %
-/// (H200) of the verdicts (the rest INSENSITIVE: a per-card baseline of two runs of the
-/// noisiest L2 and atomics metrics, whose run spreads come from the class's runs), and against
-/// the class wherever 10 % exceeds the metric's stated detectable effect; the share of metrics
-/// detectable to 5 % against three cards is 77.9 % (H100) and 81.5 % (H200): the three cards
-/// span the levels of their class, and the between-card spread they show is the price of no
-/// class false alarm; 20 % is never PASS or INCONCLUSIVE.
-fn single_metric_power(slug: &str, min_same_card: f64, min_within_5: f64) {
+/// Injected single-metric shifts: 10 % caught on the same card in 99.8 % of the verdicts (H100
+/// and H200; the rest INSENSITIVE: a per-card baseline of two runs of the noisiest L2 and
+/// atomics metrics), and against the class wherever 10 % exceeds the metric's stated
+/// detectable effect; the share of metrics detectable to 5 % against three cards is 77.9 %
+/// (H100) and 83.0 % (H200): the three cards span the levels of their class, and the
+/// between-card spread they show is the price of no class false alarm; 20 % is never PASS or
+/// INCONCLUSIVE.
+fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_5: f64) {
     let w = {
         let (by_card, current) = runs_by_card(slug);
-        workflow(&by_card, &current)
+        build(&by_card, &current)
     };
     let rule = single_metric_rule();
     let (mut judged, mut within_5, mut same_card, mut same_hit, mut class_due, mut class_hit) = (0, 0, 0, 0, 0, 0);
-    for (run, card) in &w.cases {
-        let aa = judge(&w.class, run, &rule);
-        let moved = judge(&w.class, &shifted(run, 0.10), &rule);
+    for (i, (run, _, card)) in w.cases.iter().enumerate() {
+        let class = w.class_of(i);
+        let aa = judge(class, run, &rule);
+        let moved = judge(class, &shifted(run, 0.10), &rule);
         for (m, s) in aa.metrics.iter().zip(&moved.metrics) {
             let Some(d) = m.detectable else { continue };
             judged += 1;
@@ -286,7 +341,7 @@ fn single_metric_power(slug: &str, min_same_card: f64, min_within_5: f64) {
                 class_hit += usize::from(s.verdict == Verdict::Regressed);
             }
         }
-        for m in judge(&w.class, &shifted(run, 0.20), &rule).metrics.iter().filter(|m| m.detectable.is_some()) {
+        for m in judge(class, &shifted(run, 0.20), &rule).metrics.iter().filter(|m| m.detectable.is_some()) {
             assert!(
                 !matches!(m.verdict, Verdict::Pass | Verdict::Inconclusive) || m.reason.contains("clock"),
                 "{slug} {}: 20 % is {}: {}",
@@ -318,13 +373,13 @@ fn single_metric_power(slug: &str, min_same_card: f64, min_within_5: f64) {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H100, 0.965, 0.77);
+    single_metric_power(H100, workflow, 0.997, 0.77);
 }
 
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H200, 0.98, 0.81);
+    single_metric_power(H200, workflow, 0.997, 0.82);
 }
 
 /// `run` with the metrics of `family` moved by 5 %, alternately worse and better (`only`: that
@@ -365,9 +420,9 @@ fn a_family_split_both_ways_keeps_every_metrics_own_direction() {
         };
         let rule = Rule::default();
         let (mut kept, mut metrics) = (0, 0);
-        for (run, card) in w.cases.iter().take(4) {
+        for (i, (run, _, card)) in w.cases.iter().enumerate().take(4) {
             let (moved, worse) = mixed(run, "atomics", None);
-            for base in std::iter::once(&w.class).chain(card.as_ref()) {
+            for base in std::iter::once(w.class_of(i)).chain(card.as_ref()) {
                 let c = judge(base, &moved, &rule);
                 for m in c.metrics.iter().filter(|m| m.family == "atomics") {
                     let Some(&bad) = worse.get(&m.key()) else { continue };
@@ -419,9 +474,10 @@ fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
     let (a, b) = (workflow(&h200, &current), workflow(&acme, &current));
     let rule = Rule::default();
     assert_eq!(a.cases.len(), b.cases.len());
-    for ((ra, ca), (rb, cb)) in a.cases.iter().zip(&b.cases) {
+    for (i, ((ra, _, ca), (rb, _, cb))) in a.cases.iter().zip(&b.cases).enumerate() {
         for shift in [0.0, 0.05] {
-            let (x, y) = (judge(&a.class, &shifted(ra, shift), &rule), judge(&b.class, &shifted(rb, shift), &rule));
+            let (x, y) =
+                (judge(a.class_of(i), &shifted(ra, shift), &rule), judge(b.class_of(i), &shifted(rb, shift), &rule));
             let verdicts = |c: &Comparison| c.metrics.iter().map(|m| (m.verdict, m.detectable)).collect::<Vec<_>>();
             assert_eq!(verdicts(&x), verdicts(&y), "class comparison at {shift}");
             if let (Some(ca), Some(cb)) = (ca, cb) {
@@ -439,7 +495,7 @@ fn a_gpu_model_no_code_has_seen_gets_the_same_verdicts() {
 fn the_learned_model_states_spreads_with_their_degrees_of_freedom() {
     let (by_card, current) = runs_by_card(H100);
     let w = workflow(&by_card, &current);
-    let model = w.class.noise.as_ref().unwrap();
+    let model = w.classes[0].noise.as_ref().unwrap();
     assert_eq!(model.cards, 3);
     let s = model.spreads("latency/cg/4MiB:cycles_per_access", false).unwrap();
     let (run, card) = (s.run.unwrap(), s.card.unwrap());
@@ -447,4 +503,80 @@ fn the_learned_model_states_spreads_with_their_degrees_of_freedom() {
     // Moderated by the family: more degrees of freedom than the metric's own.
     assert!(s.card_model.unwrap().df > card.df, "{s:?}");
     assert!(model.families["atomics"].run_change.is_some());
+}
+
+/// H100, every card judged against the three that span the others and the spreads of all
+/// seventeen others: no class alarm, no same-card alarm over 18 cards and 55 runs.
+#[test]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
+fn h100_false_alarms_against_baselines_learned_from_every_other_card() {
+    let a = false_alarms(H100, workflow_every_other_card);
+    eprintln!("{}", a.summary("H100"));
+    assert!(a.class == 0 && a.same == 0, "{}", a.text);
+}
+
+/// H200, the same over 20 cards and 66 runs: GPU-f38fcbe8 is the one recorded card of the
+/// lower L2 level, and left out it differs from every other card (`l2_bandwidth/peak` and
+/// `whole` 2.1-2.9 % low, what a class comparison is for); one class alarm,
+/// `atomics/contention:k=4` 2.76 % low on one run of GPU-ed3c5504 (band 2.4 %); 9 same-card
+/// alarms (one run against the card's two others): five on cards of one launch per atomics
+/// sample, and on today's code `coalescing:misaligned` 2.23-2.25 % on GPU-7169aa65 and
+/// 68689df7 (band 2.1 %) and `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7 (band 3.6 %), runs
+/// that stray beyond the run spread of every other recorded card.
+#[test]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
+fn h200_false_alarms_against_baselines_learned_from_every_other_card() {
+    let a = false_alarms(H200, workflow_every_other_card);
+    eprintln!("{}", a.summary("H200"));
+    assert!(a.class <= 1 && a.same <= 9, "{}", a.text);
+    assert!(a.current_cards >= 13 && a.on_current_code <= 5, "{}", a.text);
+}
+
+/// With the spreads of every other card: 10 % caught on the same card in 99.9 % of the
+/// verdicts (H100 and H200), and 91.3 % and 92.2 % of metrics detectable to 5 % against
+/// the class (77.9 % and 83.0 % with three cards), near what the cards allow
+/// ([`the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards`]: 92.8 % and
+/// 94.8 %).
+#[test]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
+fn h100_single_metric_shifts_against_spreads_of_every_other_card() {
+    single_metric_power(H100, workflow_every_other_card, 0.998, 0.91);
+}
+
+#[test]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
+fn h200_single_metric_shifts_against_spreads_of_every_other_card() {
+    single_metric_power(H200, workflow_every_other_card, 0.998, 0.92);
+}
+
+/// What no learning can beat: each metric's spreads as every recorded card of today's code
+/// shows them (between cards, and run to run pooled over the cards), taken as exact, and the
+/// detectable effect of one run against three cards at the rule's confidence with infinitely
+/// many degrees of freedom: `max(minimum effect, z · s) + z₉₀ · s`, `s² = card² · (1 + 1/3) +
+/// run²`. Cards of these classes differ by more than 5 % allows on 7.2 % (H100) and 5.2 %
+/// (H200) of the metrics (DRAM-latency chases, contended atomics, private L2 reads), so no
+/// class comparison of one run against three cards states 5 % for 95 % of them.
+#[test]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
+fn the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards() {
+    use gpubench::stats::normal_quantile;
+    let rule = Rule::default();
+    let (z, z90) = (normal_quantile(0.5 + rule.confidence / 2.0), normal_quantile(0.9));
+    for (slug, most) in [(H100, 0.94), (H200, 0.95)] {
+        let (by_card, current) = runs_by_card(slug);
+        let medians = gpubench::verdict::noise::card_medians(&recorded(&by_card, &current));
+        let (mut within, mut metrics) = (0, 0);
+        for m in medians.values().filter(|m| m.by_card.len() >= 5) {
+            let means: Vec<f64> = m.by_card.values().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+            let mean = means.iter().sum::<f64>() / means.len() as f64;
+            let card_sq = means.iter().map(|x| (x / mean - 1.0).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
+            let run = m.run_spread.unwrap_or(0.0);
+            let s = (card_sq * (1.0 + 1.0 / 3.0) + run * run).sqrt().max(rule.spread_floor);
+            metrics += 1;
+            within += usize::from((z * s).max(rule.threshold) + z90 * s <= 0.05);
+        }
+        let share = within as f64 / metrics as f64;
+        eprintln!("{slug}: at best {within} of {metrics} metrics detectable to 5 % against three cards ({share:.3})");
+        assert!(metrics >= 300 && share < most && share > 0.9, "{slug}: {within} of {metrics}");
+    }
 }

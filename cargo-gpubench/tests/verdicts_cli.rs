@@ -335,6 +335,24 @@ fn baseline_save_keeps_the_cards_that_span_the_others() {
     let err = stderr(&o);
     assert!(err.contains("kept the runs of 2 of 4 cards") && err.contains("GPU-00000002-card"), "{err}");
     assert!(err.contains("(2 runs)"), "{err}");
+    // The file keeps the runs of two cards and the spreads learned from all four.
+    let saved =
+        walk(dir.path()).into_iter().find(|p| p.to_string_lossy().contains("class.json")).expect("a class baseline");
+    let b: serde_json::Value = serde_json::from_slice(&gpubench::results::read_document(&saved).unwrap()).unwrap();
+    assert_eq!(b["runs"].as_array().unwrap().len(), 2);
+    assert_eq!((b["noise"]["runs"].as_u64(), b["noise"]["cards"].as_u64()), (Some(4), Some(4)));
     let o = run(dir.path(), &["baseline", "save", "--cards", "0", files[0].as_str()]);
     assert_exit(&o, 2);
+    let o = run(dir.path(), &["baseline", "save", "--cards", "2", "--append", files[0].as_str()]);
+    assert_exit(&o, 2);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
 }

@@ -112,6 +112,12 @@ impl Baseline {
         Ok(baseline)
     }
 
+    /// Learns the noise model from `runs` (every run recorded, of which the baseline keeps
+    /// some) instead of its own runs.
+    pub fn learn_from(&mut self, runs: &[ResultsDocument]) {
+        self.noise = Some(crate::verdict::noise::learn(runs, None, LEARN_CONFIDENCE));
+    }
+
     /// Learns the noise model again from the runs, with `prior` (a class baseline's model) as
     /// the prior of the run-to-run spreads: a per-card baseline of a few runs borrows how far
     /// runs of each metric stray from the class's many runs.

@@ -112,6 +112,32 @@ impl Store {
         mode: SaveMode,
         now_unix_s: u64,
     ) -> Result<(PathBuf, Baseline)> {
+        self.save_learning(key, runs, mode, None, now_unix_s)
+    }
+
+    /// Saves `runs` as the class baseline for `key` as [`Store::save`] replaces one, with the
+    /// noise model learned from `learned_from`: every run recorded, of which `runs` are those
+    /// kept (`baseline save --cards`). The run-to-run and between-card spreads of the class are
+    /// then those of every card measured, on their degrees of freedom, while the file keeps the
+    /// runs of a few cards as the reference.
+    pub fn save_learned_from(
+        &self,
+        key: &BaselineKey,
+        runs: Vec<ResultsDocument>,
+        learned_from: &[ResultsDocument],
+        now_unix_s: u64,
+    ) -> Result<(PathBuf, Baseline)> {
+        self.save_learning(key, runs, SaveMode::Replace, Some(learned_from), now_unix_s)
+    }
+
+    fn save_learning(
+        &self,
+        key: &BaselineKey,
+        runs: Vec<ResultsDocument>,
+        mode: SaveMode,
+        learned_from: Option<&[ResultsDocument]>,
+        now_unix_s: u64,
+    ) -> Result<(PathBuf, Baseline)> {
         let path = self.path(key);
         check_runs(&runs)
             .map_err(|why| Error::data(&path, format!("refused to save: {why}; the baseline was left as it is")))?;
@@ -141,7 +167,13 @@ impl Store {
             }
             _ => runs,
         };
-        let baseline = self.with_class_prior(key, Baseline::from_runs(key, all_runs, now_unix_s)?);
+        let mut baseline = Baseline::from_runs(key, all_runs, now_unix_s)?;
+        if let Some(every) = learned_from {
+            check_runs(every)
+                .map_err(|why| Error::data(&path, format!("refused to save: {why}; the baseline was left as it is")))?;
+            baseline.learn_from(every);
+        }
+        let baseline = self.with_class_prior(key, baseline);
         let refused =
             |why: String| Error::data(&path, format!("refused to save: {why}; the baseline was left as it is"));
         check_baseline(&baseline).map_err(refused)?;

@@ -25,7 +25,8 @@
 //!
 //! A per-card baseline (one card, a few runs) takes the run spreads of the class baseline as
 //! the prior of its own ([`learn`] with a prior model): the class's many runs say how runs of a
-//! metric stray, the card's own runs update it.
+//! metric stray, the card's own runs update it. A card whose runs stray further than the class
+//! prior explains keeps its own spread, on the degrees of freedom of the moderated estimate.
 
 use std::collections::BTreeMap;
 
@@ -196,9 +197,9 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
     for (key, family, normalized, mut spreads, cards) in measured {
         let class_prior = prior.and_then(|p| p.spreads(&key, normalized)).and_then(|s| s.run_model.or(s.run));
         spreads.run_model = match class_prior {
-            Some(cp) => {
-                Some(class_moderated(&cp.prior(), spreads.run, confidence).unwrap_or_else(|| own(spreads.run, cp)))
-            }
+            Some(cp) => Some(
+                class_moderated(&cp.prior(), spreads.run, confidence).unwrap_or_else(|| own_scale(spreads.run, cp)),
+            ),
             None => family_moderated(run_priors.get(&(family.clone(), normalized)), spreads.run, confidence),
         };
         spreads.card_model = family_moderated(card_priors.get(&(family.clone(), normalized)), spreads.card, confidence);
@@ -300,7 +301,8 @@ fn moderate_unless(
 
 /// A card's run spread of a metric moderated by the class's run spread of the same metric, the
 /// prior of a per-card baseline; `None` where its spread is improbably large under that prior (a
-/// card whose runs of the metric stray more than the class's keeps its own). An improbably small
+/// card whose runs of the metric stray more than the class's keeps its own scale,
+/// [`own_scale`]). An improbably small
 /// spread is moderated all the same: a card's two or three runs of a metric whose runs fall on a
 /// few discrete levels (pages, placements) often land on one level and agree to the last digit,
 /// and the class's many runs of that very metric say how far a run can stray. (Against a family
@@ -309,10 +311,20 @@ fn class_moderated(prior: &VariancePrior, own: Option<Spread>, confidence: f64) 
     moderate_unless(prior, own, confidence, false)
 }
 
-/// A metric the class prior cannot explain keeps its own spread where it has one, else the
-/// class's.
-fn own(own: Option<Spread>, class: Spread) -> Spread {
-    own.unwrap_or(class)
+/// The run spread of a card whose runs of a metric stray more than the class prior explains:
+/// the card's own spread as the scale, on the degrees of freedom of its spread moderated by the
+/// class's (`d0 + d`); without a spread of its own, the class's. On its own one or two degrees
+/// of freedom the band would be Student's t of 63.7 or 9.9 (at 99 %) times that spread, and a
+/// 10 % change of a metric whose two runs differ by 0.5 % would go unseen: the class's many runs
+/// of the metric say how run medians stray in shape, the card's own runs by how much.
+fn own_scale(own: Option<Spread>, class: Spread) -> Spread {
+    match own {
+        Some(s) => {
+            let (v, df) = class.prior().moderate(s.sd * s.sd, s.df);
+            Spread { sd: s.sd.max(v.sqrt()), df: df.min(MAX_PRIOR_DF) }
+        }
+        None => class,
+    }
 }
 
 /// Run medians by card (GPU UUID), positive and finite ones only.
@@ -487,8 +499,12 @@ mod tests {
         assert!(quiet.sd > 0.017 && quiet.sd < 0.018, "{quiet:?}");
         // Against a family prior the same quiet metric keeps its own.
         assert!(moderated(&class, Some(Spread { sd: 3.5e-5, df: 1.0 }), 0.99).is_none());
-        // A card whose runs stray by 15 % on 2 df: its own.
+        // A card whose runs stray by 15 % on 2 df: its own spread, on the degrees of freedom of
+        // the moderated estimate (Student's t of 2.9 at 99 %, not 9.9).
         assert!(class_moderated(&class, Some(Spread { sd: 0.15, df: 2.0 }), 0.99).is_none());
-        assert_eq!(own(Some(Spread { sd: 0.15, df: 2.0 }), Spread { sd: 0.018, df: 13.0 }).sd, 0.15);
+        let stray = own_scale(Some(Spread { sd: 0.15, df: 2.0 }), Spread { sd: 0.018, df: 13.0 });
+        assert_eq!((stray.sd, stray.df), (0.15, 15.0));
+        // Without a spread of its own, the class's.
+        assert_eq!(own_scale(None, Spread { sd: 0.018, df: 13.0 }), Spread { sd: 0.018, df: 13.0 });
     }
 }

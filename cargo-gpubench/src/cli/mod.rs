@@ -325,10 +325,11 @@ pub struct BaselineSaveArgs {
 
     /// Keep the runs of the N cards that span the others: one of every board part number (up
     /// to N), then the set that leaves the least of each metric's range outside it, beyond what
-    /// runs of one card stray by. Record three runs on every card of the class (`--device all`
-    /// runs them at once) and keep three: the levels cards of a class fall into are then in
-    /// the class.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// runs of one card stray by. The spreads (run to run, between cards) are learned from
+    /// every run given. Record three runs on every card of the class (`--device all` runs them
+    /// at once) and keep three: the levels cards of a class fall into are then in the class,
+    /// and the spreads are those of every card measured.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["append", "per_gpu"])]
     pub cards: Option<u32>,
 
     /// Save runs measured beside another GPU process, throttled in more than 1 % of their

@@ -153,22 +153,12 @@ fn save(args: BaselineSaveArgs) -> Result<i32> {
             }
         }
     }
-    if let Some(n) = args.cards {
-        let measured = runs.iter().map(|r| r.gpu.uuid.as_str()).collect::<std::collections::BTreeSet<_>>().len();
-        let (keep, share) = gpubench::baseline::span::spanning_cards(&runs, n as usize);
-        runs.retain(|r| keep.contains(&r.gpu.uuid));
-        eprintln!(
-            "kept the runs of {} of {measured} cards ({}), which span {:.0} % of the range every card spans (mean over metrics)",
-            keep.len(),
-            keep.join(", "),
-            share * 100.0
-        );
-    }
     let first = runs.first().ok_or_else(|| Error::Usage("no results files given".into()))?;
     let key = BaselineKey::for_gpu(&first.gpu, args.name.as_deref(), args.per_gpu)?;
     let mode = if args.append { SaveMode::Append { max_runs: config.max_runs } } else { SaveMode::Replace };
     // A file that is not a readable baseline is reported by the save itself, untouched.
     let existing = store.load(&key).ok().flatten().map(|(_, b)| b);
+    // Every run given is checked: with --cards the spreads are learned from all of them.
     let problems = gpubench::baseline::guard::problems(&runs, existing.as_ref(), args.append);
     if !problems.is_empty() && !args.force {
         let more =
@@ -181,7 +171,23 @@ fn save(args: BaselineSaveArgs) -> Result<i32> {
     for p in &problems {
         eprintln!("warning: saved anyway (--force): {p}");
     }
-    let (path, b) = store.save(&key, runs, mode, now())?;
+    let (path, b) = match args.cards {
+        Some(n) => {
+            let every = runs.clone();
+            let measured = every.iter().map(|r| r.gpu.uuid.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+            let (keep, share) = gpubench::baseline::span::spanning_cards(&every, n as usize);
+            runs.retain(|r| keep.contains(&r.gpu.uuid));
+            eprintln!(
+                "kept the runs of {} of {measured} cards ({}), which span {:.0} % of the range every card spans (mean over metrics); the spreads are learned from all {} runs of the {measured} cards",
+                keep.len(),
+                keep.join(", "),
+                share * 100.0,
+                every.len()
+            );
+            store.save_learned_from(&key, runs, &every, now())?
+        }
+        None => store.save(&key, runs, mode, now())?,
+    };
     let before = match &existing {
         Some(old) => format!(
             ", replacing {} (kept in {}; `cargo gpubench baseline restore` puts it back)",
