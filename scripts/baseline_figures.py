@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Figures of the runs of the committed class baselines, one "what: figure" line each, per GPU
-model:
+"""Figures of the runs the committed class baselines are built from (scripts/recorded.py: the
+first three runs of every recorded card of the code the baseline holds), one "what: figure" line
+each, per GPU model:
 
     python3 scripts/baseline_figures.py baselines/*/class.json.xz
 
@@ -18,12 +19,11 @@ model:
 - dram/triad efficiency (% of the theoretical DRAM bandwidth): the median over runs.
 """
 import datetime
-import gzip
-import lzma
 import itertools
-import json
 import statistics
 import sys
+
+from recorded import recorded_runs
 
 
 def short(name):
@@ -122,6 +122,4 @@ def figures(runs):
 
 
 for path in sys.argv[1:]:
-    opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
-    with opener(path, "rt") as f:
-        print("\n".join(figures(json.load(f)["runs"])))
+    print("\n".join(figures(recorded_runs(path))))

@@ -5,44 +5,20 @@ Markdown table over the cards of results files, folders or .tar.xz / .tar.gz arc
     python3 scripts/process_spread.py tests/corpus [BENCHMARK:METRIC ...]
     python3 scripts/process_spread.py --cards PATHS... BENCHMARK:METRIC
 
-Paths may also be baseline files (their runs are read). Per metric: the cards with three runs or more, the spread of a card's run medians (sample standard
+Paths may also be baseline files (their runs are read; a run given twice is read once). Per metric: the cards with three runs or more, the spread of a card's run medians (sample standard
 deviation over their mean; the median over the cards, and the largest) and the largest gap
 between two runs of a card (largest over smallest run median). Without metrics, the atomics
 metrics whose launches are batched to 1 ms of GPU time per iteration. With --cards, one metric
 card by card: each card's mean of its run medians and each run median, against the median of the
 cards' means.
 """
-import gzip
-import lzma
-import json
-import os
 import statistics
 import sys
-import tarfile
+
+from recorded import documents
 
 ATOMICS = ["atomics/types:f32/distinct", "atomics/contention:k=1", "atomics/types:u64/distinct",
            "atomics/contention:k=4", "atomics/types:f64/distinct", "atomics/add_u32/distinct:ops_per_s"]
-
-
-def documents(path):
-    """Every results document under `path`, in name order."""
-    if os.path.isdir(path):
-        for name in sorted(os.listdir(path)):
-            yield from documents(os.path.join(path, name))
-    elif path.endswith((".tar.xz", ".tar.gz")):
-        with tarfile.open(path) as t:
-            for m in sorted(t.getmembers(), key=lambda m: m.name):
-                if m.isfile() and m.name.endswith(".json"):
-                    doc = json.load(t.extractfile(m))
-                    if doc.get("schema") == "gpubench.results/1":
-                        yield doc
-    elif path.endswith((".json", ".json.gz", ".json.xz")):
-        with (gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open)(path, "rt") as f:
-            doc = json.load(f)
-        if doc.get("schema") == "gpubench.results/1":
-            yield doc
-        elif doc.get("schema") == "gpubench.baseline/1":
-            yield from doc["runs"]
 
 
 def median(doc, key):

@@ -343,7 +343,9 @@ fn committed_telemetry_reads_and_writes_back_unchanged() {
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{keys:?} out of order in {text}");
     };
     let summary: TelemetrySummary = serde_json::from_value(v["telemetry"].clone()).unwrap();
-    assert_eq!(summary.runs_with_nvml, 16);
+    // every run it keeps was recorded with NVML
+    assert_eq!(summary.runs_with_nvml, v["runs"].as_array().unwrap().len());
+    assert!(summary.runs_with_nvml >= 6);
     assert_eq!(summary.throttle.reasons["clock_below_max"], summary.throttle.throttled_samples);
     assert_eq!(serde_json::to_value(&summary).unwrap(), v["telemetry"]);
     let written = serde_json::to_string(&summary).unwrap();

@@ -11,57 +11,24 @@
 //! recorded card but the one judged (the runs of three kept, the spreads learned from every
 //! other card's runs, what a user who records the whole class has).
 //!
-//! The runs: every run of the committed class baselines (`baselines/<class>/class.json.xz`: two
-//! runs on each of eight H100s, three on each of three H200s) and every run of
-//! `tests/corpus/<class>/` (three runs per card or more). Cards whose runs one baseline cannot hold with the rest (recorded with another
-//! kernel of a family) are judged, never learned from.
+//! The runs: every run of `tests/corpus/<class>/` (two to six runs per card; the committed class
+//! baseline keeps three cards' runs, read once). Cards whose runs one baseline cannot hold with
+//! the rest (recorded with another kernel of a family) are judged, never learned from.
+
+#[path = "support/recorded.rs"]
+mod recorded;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use gpubench::baseline::span::spanning_cards;
 use gpubench::baseline::{Baseline, BaselineKey};
 use gpubench::results::{GpuClass, ResultsDocument};
 use gpubench::verdict::calibrate::shifted;
-use gpubench::verdict::corpus::gather;
 use gpubench::verdict::{Comparison, NoiseModel, Rule, Side, Verdict, compare};
+use recorded::{Code, RUNS_PER_CARD, code_of, runs_by_card};
 
 const H100: &str = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
 const H200: &str = "nvidia-h200-cc90-132sm-140gib";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every run of the class `slug`, by card, oldest first within a card, and the generated code of
-/// the committed class baseline (what the benchmarks run today).
-fn runs_by_card(slug: &str) -> (BTreeMap<String, Vec<ResultsDocument>>, Code) {
-    let mut paths: Vec<PathBuf> = vec![root().join(format!("baselines/{slug}/class.json.xz"))];
-    let corpus = root().join("tests/corpus").join(slug);
-    if corpus.is_dir() {
-        paths.push(corpus);
-    }
-    let runs = gather(&paths).unwrap().runs;
-    // the class baseline is read first
-    assert!(runs[0].0.contains("class.json"), "{}", runs[0].0);
-    let current = code_of(&runs[0].1);
-    let mut by_card: BTreeMap<String, Vec<ResultsDocument>> = BTreeMap::new();
-    for (_, run) in runs {
-        let card = by_card.entry(run.gpu.uuid.clone()).or_default();
-        if !card.iter().any(|r| r.created_unix_s == run.created_unix_s) {
-            card.push(run);
-        }
-    }
-    by_card.values_mut().for_each(|v| v.sort_by_key(|r| r.created_unix_s));
-    (by_card, current)
-}
-
-/// The generated code of a run: every kernel source with its cubin's hash.
-type Code = std::collections::BTreeSet<(String, String)>;
-
-fn code_of(run: &ResultsDocument) -> Code {
-    run.benchmarks.iter().flat_map(|b| &b.kernels).map(|k| (k.source.clone(), k.cubin_sha256.clone())).collect()
-}
 
 /// The recording workflow's class: three runs (the first three) on every card of the `current`
 /// code (the committed class baseline's) that one baseline can hold with the others, and the
@@ -84,7 +51,7 @@ fn recorded(by_card: &BTreeMap<String, Vec<ResultsDocument>>, current: &Code) ->
     let mut reference: Option<Baseline> = None;
     let mut pool: Vec<ResultsDocument> = Vec::new();
     for runs in by_card.values().filter(|r| code_of(&r[0]) == *current) {
-        let three: Vec<ResultsDocument> = runs.iter().take(3).cloned().collect();
+        let three: Vec<ResultsDocument> = runs.iter().take(RUNS_PER_CARD).cloned().collect();
         if held_with(&mut reference, &three) {
             pool.extend(three);
         }
@@ -190,7 +157,7 @@ fn every_other_card(by_card: &BTreeMap<String, Vec<ResultsDocument>>, uuid: &str
     let mut runs: Vec<ResultsDocument> = Vec::new();
     let mut reference: Option<Baseline> = None;
     for (_, card) in by_card.iter().filter(|(u, _)| u.as_str() != uuid) {
-        let three: Vec<ResultsDocument> = card.iter().take(3).cloned().collect();
+        let three: Vec<ResultsDocument> = card.iter().take(RUNS_PER_CARD).cloned().collect();
         if !held_with(&mut reference, &three) {
             continue;
         }
@@ -289,14 +256,14 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
 
 /// H200, the three cards that span the cards of today's code (GPU-68689df7, 8c051c2a, f38fcbe8:
 /// three boards, and the lower level of `l2_bandwidth/peak`: a third of the H200s measured, 9 of
-/// 27, read 82.2-82.8 B/clk/SM against 84.6-84.8), and the other seventeen cards judged against
+/// 27, read 82.2-82.8 B/clk/SM against 84.6-84.8), and the other eighteen cards judged against
 /// them and each run against a per-card baseline of its other runs:
 /// - one class alarm, `atomics/contention:k=4` 2.76 % low on one run of GPU-ed3c5504 (band
 ///   2.5 %); with three cards of the upper L2 level instead, 9 class alarms, all
 ///   `l2_bandwidth/peak` and `whole` 2.0-2.8 % low on the cards of the lower one;
 /// - 4 same-card alarms, one run against the card's two others, all on cards recorded with one
 ///   launch per atomics sample (`contention:k=2`, `cas:distinct`, 4.1-6.8 %); none on the
-///   thirteen judged cards of today's code. (With GPU-671e0a67 in the place of 68689df7,
+///   fourteen judged cards of today's code. (With GPU-671e0a67 in the place of 68689df7,
 ///   before 68689df7 was recorded, `coalescing:misaligned` 2.00-2.23 % on two cards and
 ///   `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7: runs of 68689df7 show how far those stray.)
 #[test]
@@ -515,7 +482,7 @@ fn h100_false_alarms_against_baselines_learned_from_every_other_card() {
     assert!(a.class == 0 && a.same == 0, "{}", a.text);
 }
 
-/// H200, the same over 20 cards and 66 runs: GPU-f38fcbe8 is the one recorded card of the
+/// H200, the same over 21 cards and 69 runs: GPU-f38fcbe8 is the one recorded card of the
 /// lower L2 level, and left out it differs from every other card (`l2_bandwidth/peak` and
 /// `whole` 2.1-2.9 % low, what a class comparison is for); one class alarm,
 /// `atomics/contention:k=4` 2.76 % low on one run of GPU-ed3c5504 (band 2.4 %); 9 same-card

@@ -1,17 +1,15 @@
-//! The harness is never the measurement: on the committed runs, every family's fixed per-launch
-//! cost (launch gap, empty clock bracket, timer ticks) against what one launch or window times
-//! (`gpubench::harness::overhead`). The families below 0.2 % are held there; the ones above it
+//! The harness is never the measurement: on the runs the class baselines are built from, every
+//! family's fixed per-launch cost (launch gap, empty clock bracket, timer ticks) against what one
+//! launch or window times (`gpubench::harness::overhead`). The families below 0.2 % are held there; the ones above it
 //! are named with the span their launches would need.
 
-use std::path::Path;
+#[path = "support/recorded.rs"]
+mod recorded;
 
-use gpubench::baseline::RunsFile;
 use gpubench::harness::overhead::{self, FamilyShare, FixedCosts, LIMIT};
 use gpubench::measure::launch_size;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use recorded::root;
 
 /// Cycles of the empty timing bracket dissect measured on the cards of the committed dissect
 /// runs (`timer_overhead_cycles`), the largest.
@@ -47,13 +45,8 @@ fn in_book(heading: &str) -> Vec<String> {
     table.take_while(|l| l.starts_with('|')).map(str::to_owned).collect()
 }
 
-/// The runs of the committed class baseline of `class`.
-fn class_runs(class: &str) -> Vec<gpubench::results::ResultsDocument> {
-    RunsFile::read(&root().join("baselines").join(format!("{class}/class.json.xz"))).unwrap().into_runs()
-}
-
 fn families(class: &str) -> Vec<FamilyShare> {
-    let runs = class_runs(class);
+    let runs = recorded::recorded_runs(class);
     let bracket = bracket_cycles();
     let mut worst: Vec<FamilyShare> = Vec::new();
     let mut gaps: Vec<f64> = Vec::new();
@@ -140,7 +133,7 @@ fn fixed_costs_of_every_family_on_the_committed_h200_runs() {
     check(H200, H200_OVER_LIMIT);
     // every event-timed benchmark of these runs was sized: passes per launch for the streams,
     // operations per thread for the atomics, recorded with the launch minimum
-    let runs = class_runs(H200);
+    let runs = recorded::recorded_runs(H200);
     let mut sized = 0;
     for b in runs.iter().flat_map(|r| &r.benchmarks) {
         let event_timed = match b.family.as_str() {
