@@ -8,7 +8,8 @@
 //! ```toml
 //! [verdict]
 //! threshold = 0.02        # minimum effect called REGRESSED or IMPROVED
-//! confidence = 0.99       # two-sided level of the run-level prediction band
+//! confidence = 0.99       # how sure a REGRESSED or IMPROVED must be
+//! confidence_scope = "metric"  # of each metric, or "comparison": of the whole comparison
 //! max_detectable = 0.10   # a metric that cannot see a change this large is INSENSITIVE
 //! clock_tolerance = 0.01  # clock difference above which clock-normalised values are compared
 //! min_samples = 5         # fewest samples per side for a statistical verdict
@@ -30,7 +31,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::verdict::{KeyPattern, MetricOverride, Rule};
+use crate::verdict::{ConfidenceScope, KeyPattern, MetricOverride, Rule};
 
 /// File name looked up in the workspace (and its parents).
 pub const CONFIG_FILE: &str = "gpubench.toml";
@@ -80,6 +81,7 @@ const LEARNED_NOW: &str =
 struct VerdictSection {
     threshold: Option<f64>,
     confidence: Option<f64>,
+    confidence_scope: Option<String>,
     max_detectable: Option<f64>,
     clock_tolerance: Option<f64>,
     min_samples: Option<usize>,
@@ -211,6 +213,10 @@ impl Config {
         let rule = Rule {
             threshold: v.threshold.unwrap_or(d.threshold),
             confidence: v.confidence.unwrap_or(d.confidence),
+            confidence_scope: match v.confidence_scope.as_deref() {
+                Some(s) => ConfidenceScope::parse(s).map_err(bad)?,
+                None => d.confidence_scope,
+            },
             max_detectable: v.max_detectable.unwrap_or(d.max_detectable),
             spread_floor: d.spread_floor,
             clock_tolerance: v.clock_tolerance.unwrap_or(d.clock_tolerance),
@@ -260,6 +266,7 @@ mod tests {
     fn an_empty_file_gives_the_defaults() {
         let c = Config::parse("", Path::new("/w/gpubench.toml")).unwrap();
         assert_eq!(c.rule.threshold, 0.02);
+        assert_eq!(c.rule.confidence_scope, ConfidenceScope::Metric);
         assert_eq!(c.max_runs, DEFAULT_MAX_RUNS);
         assert_eq!(c.baseline_dir, None);
     }
@@ -270,6 +277,7 @@ mod tests {
 [verdict]
 threshold = 0.03
 max_detectable = 0.08
+confidence_scope = "comparison"
 
 [[verdict.metric]]
 match = "latency/.*/32MiB:"
@@ -282,6 +290,7 @@ max_runs = 3
         let c = Config::parse(text, Path::new("/w/gpubench.toml")).unwrap();
         assert_eq!(c.rule.threshold, 0.03);
         assert_eq!(c.rule.max_detectable, 0.08);
+        assert_eq!(c.rule.confidence_scope, ConfidenceScope::Comparison);
         assert_eq!(c.rule.minimum_for("latency/ca/32MiB:ns_per_access"), 0.1);
         assert_eq!(c.rule.minimum_for("latency/ca/4MiB:ns_per_access"), 0.03);
         let (class, same) = (Level::Class, Level::SameCard);
@@ -310,6 +319,7 @@ max_runs = 3
             ("[baseline]\nmax_runs = 0\n", "max_runs = 0 is outside [1, 1000]"),
             // Settings under which nothing can fail are refused.
             ("[verdict]\nmax_detectable = 0.001\n", "max_detectable = 0.001 is outside"),
+            ("[verdict]\nconfidence_scope = \"run\"\n", "confidence_scope = \"run\" must be"),
             ("[verdict]\nclock_tolerance = 0.9\n", "clock_tolerance = 0.9 is outside"),
             ("[verdict]\nmin_samples = 100000\n", "min_samples = 100000 is outside"),
             // Measured values of earlier versions are refused by name.

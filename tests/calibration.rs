@@ -24,7 +24,7 @@ use gpubench::baseline::span::spanning_cards;
 use gpubench::baseline::{Baseline, BaselineKey};
 use gpubench::results::{GpuClass, ResultsDocument};
 use gpubench::verdict::calibrate::shifted;
-use gpubench::verdict::{Comparison, NoiseModel, Rule, Side, Verdict, compare};
+use gpubench::verdict::{Comparison, ConfidenceScope, NoiseModel, Rule, Side, Verdict, compare};
 use recorded::{Code, RUNS_PER_CARD, code_of, runs_by_card};
 
 const H100: &str = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
@@ -194,9 +194,12 @@ impl Alarms {
 }
 
 fn false_alarms(slug: &str, build: Build) -> Alarms {
+    false_alarms_under(slug, build, &Rule::default())
+}
+
+fn false_alarms_under(slug: &str, build: Build, rule: &Rule) -> Alarms {
     let (by_card, current) = runs_by_card(slug);
     let w = build(&by_card, &current);
-    let rule = Rule::default();
     assert!(w.cases.len() >= 9, "{slug}: {} comparisons", w.cases.len());
     let chosen: std::collections::BTreeSet<&str> =
         w.classes.iter().flat_map(|c| &c.runs).map(|r| &r.gpu.uuid[..12]).collect();
@@ -218,12 +221,12 @@ fn false_alarms(slug: &str, build: Build) -> Alarms {
     ));
     let mut others: BTreeMap<String, Baseline> = BTreeMap::new();
     for (i, (run, _, card)) in w.cases.iter().enumerate() {
-        let c = judge(w.class_of(i), run, &rule);
+        let c = judge(w.class_of(i), run, rule);
         let flagged: Vec<&gpubench::verdict::MetricVerdict> =
             c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed).collect();
         if !flagged.is_empty() {
             let all = others.entry(run.gpu.uuid.clone()).or_insert_with(|| every_other_card(&by_card, &run.gpu.uuid));
-            let wide = judge(all, run, &rule);
+            let wide = judge(all, run, rule);
             for m in flagged {
                 let again = wide.metrics.iter().any(|x| x.key() == m.key() && x.verdict == Verdict::Regressed);
                 let what = if again { "card differs from every other card" } else { "class" };
@@ -232,7 +235,7 @@ fn false_alarms(slug: &str, build: Build) -> Alarms {
                 a.text.push_str(&format!("{what} {}: {}: {}\n", &run.gpu.uuid[..12], m.key(), m.reason));
             }
         }
-        for r in card.as_ref().map(|b| regressed(&judge(b, run, &rule))).unwrap_or_default() {
+        for r in card.as_ref().map(|b| regressed(&judge(b, run, rule))).unwrap_or_default() {
             a.same += 1;
             a.on_current_code += usize::from(current_cards.contains(&run.gpu.uuid[..12]));
             a.text.push_str(&format!("same card {}: {r}\n", &run.gpu.uuid[..12]));
@@ -289,16 +292,19 @@ fn single_metric_rule() -> Rule {
 /// between-card spread they show is the price of no class false alarm; 20 % is never PASS or
 /// INCONCLUSIVE.
 fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_5: f64) {
+    single_metric_power_under(slug, build, &single_metric_rule(), min_same_card, min_within_5)
+}
+
+fn single_metric_power_under(slug: &str, build: Build, rule: &Rule, min_same_card: f64, min_within_5: f64) {
     let w = {
         let (by_card, current) = runs_by_card(slug);
         build(&by_card, &current)
     };
-    let rule = single_metric_rule();
     let (mut judged, mut within_5, mut same_card, mut same_hit, mut class_due, mut class_hit) = (0, 0, 0, 0, 0, 0);
     for (i, (run, _, card)) in w.cases.iter().enumerate() {
         let class = w.class_of(i);
-        let aa = judge(class, run, &rule);
-        let moved = judge(class, &shifted(run, 0.10), &rule);
+        let aa = judge(class, run, rule);
+        let moved = judge(class, &shifted(run, 0.10), rule);
         for (m, s) in aa.metrics.iter().zip(&moved.metrics) {
             let Some(d) = m.detectable else { continue };
             judged += 1;
@@ -308,7 +314,7 @@ fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_
                 class_hit += usize::from(s.verdict == Verdict::Regressed);
             }
         }
-        for m in judge(class, &shifted(run, 0.20), &rule).metrics.iter().filter(|m| m.detectable.is_some()) {
+        for m in judge(class, &shifted(run, 0.20), rule).metrics.iter().filter(|m| m.detectable.is_some()) {
             assert!(
                 !matches!(m.verdict, Verdict::Pass | Verdict::Inconclusive) || m.reason.contains("clock"),
                 "{slug} {}: 20 % is {}: {}",
@@ -318,7 +324,7 @@ fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_
             );
         }
         if let Some(card) = card {
-            for m in judge(card, &shifted(run, 0.10), &rule).metrics.iter().filter(|m| m.detectable.is_some()) {
+            for m in judge(card, &shifted(run, 0.10), rule).metrics.iter().filter(|m| m.detectable.is_some()) {
                 same_card += 1;
                 same_hit += usize::from(m.verdict == Verdict::Regressed);
             }
@@ -545,5 +551,27 @@ fn the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards() {
         let share = within as f64 / metrics as f64;
         eprintln!("{slug}: at best {within} of {metrics} metrics detectable to 5 % against three cards ({share:.3})");
         assert!(metrics >= 300 && share < most && share > 0.9, "{slug}: {within} of {metrics}");
+    }
+}
+
+/// `rule` with its confidence the whole comparison's ([`ConfidenceScope::Comparison`]).
+fn of_the_comparison(rule: Rule) -> Rule {
+    Rule { confidence_scope: ConfidenceScope::Comparison, ..rule }
+}
+
+/// With the confidence the comparison's, the three-card workflow raises no false alarm on the
+/// cards of today's code, class or same card (H100: 0 of 0 where the metric's confidence gives
+/// two same-card alarms; H200: one same-card alarm, on a card of one launch per atomics sample,
+/// where it gives one class and four); the price is power: 10 % caught on the same card in
+/// 96.9 % (H100) and 99.5 % (H200) of the verdicts, 56.9 % and 51.6 % of the metrics
+/// detectable to 5 % against three cards (77.9 % and 83.0 % with the metric's confidence).
+#[test]
+#[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
+fn with_the_comparisons_confidence_no_card_of_todays_code_raises_a_false_alarm() {
+    for (slug, same_card, within_5) in [(H100, 0.96, 0.56), (H200, 0.99, 0.51)] {
+        let a = false_alarms_under(slug, workflow, &of_the_comparison(Rule::default()));
+        eprintln!("{}", a.summary(slug));
+        assert!(a.class == 0 && a.on_current_code == 0 && a.current_cards >= 13, "{}", a.text);
+        single_metric_power_under(slug, workflow, &of_the_comparison(single_metric_rule()), same_card, within_5);
     }
 }

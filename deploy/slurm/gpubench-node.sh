@@ -22,9 +22,10 @@ if [ ! -x "$cli" ]; then
     code=5
     reason="no cargo-gpubench in $archive"
 else
-    "$cli" --archive "$archive" --device all -o "$out" --no-baseline "$@" 2> >(tee "$out/run.err" >&2)
-    code=$?
-    wait
+    # stderr to the job log as it comes and to run.err, through a pipeline (not a process
+    # substitution, which the script could read before tee has written the last line)
+    { "$cli" --archive "$archive" --device all -o "$out" --no-baseline "$@" 2>&1 1>&3 3>&- |
+        tee "$out/run.err" >&2 3>&-; code=${PIPESTATUS[0]}; } 3>&1
     reason=$(grep '^error: ' "$out/run.err" | tail -n 1 | sed 's/^error: //')
 fi
 # node.json, written atomically, JSON-safe (quotes and backslashes dropped from the reason).

@@ -1,6 +1,6 @@
 //! Text shared by the verdict reports: who was compared with whom, the upgrade view, the rule.
 
-use crate::verdict::{Comparison, SideInfo};
+use crate::verdict::{Comparison, ConfidenceScope, SideInfo};
 
 /// "2025-11-22 01:23 UTC" for Unix seconds (0: "unknown time").
 pub fn utc_time(unix_s: u64) -> String {
@@ -43,10 +43,18 @@ pub fn rule_line(c: &Comparison) -> String {
         0 => String::new(),
         n => format!(", {n} per-metric override{}", if n == 1 { "" } else { "s" }),
     };
+    let bands = match r.confidence_scope {
+        ConfidenceScope::Metric => format!("{:.0}% prediction bands", r.confidence * 100.0),
+        ConfidenceScope::Comparison => format!(
+            "prediction bands at {:.0}% for the comparison ({:.3}% per metric, shared by {} that could pass the minimum by chance)",
+            r.confidence * 100.0,
+            c.metric_confidence.confidence * 100.0,
+            c.metric_confidence.at_risk
+        ),
+    };
     format!(
-        "minimum effect ±{:.1}%, widened by {:.0}% prediction bands from the baseline's learned spreads; insensitive above {:.1}%{overrides}",
+        "minimum effect ±{:.1}%, widened by {bands} from the baseline's learned spreads; insensitive above {:.1}%{overrides}",
         r.threshold * 100.0,
-        r.confidence * 100.0,
         r.max_detectable * 100.0
     )
 }

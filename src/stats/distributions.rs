@@ -22,6 +22,20 @@ pub fn t_quantile(p: f64, df: u32) -> f64 {
     t.inverse_cdf(p.clamp(0.5, MAX_P))
 }
 
+/// P(|T| > x) for Student's t on `df` degrees of freedom (the normal distribution below one
+/// degree of freedom or above the tabulated ones); 1 where `x` is not positive.
+pub fn t_two_sided_tail(x: f64, df: f64) -> f64 {
+    if !(x > 0.0) {
+        return 1.0;
+    }
+    if df >= 1.0 && df <= f64::from(NORMAL_DF) {
+        let t = StudentsT::new(0.0, 1.0, df.floor()).expect("a location of 0, a scale of 1 and df >= 1 are valid");
+        2.0 * t.sf(x)
+    } else {
+        2.0 * Normal::standard().sf(x)
+    }
+}
+
 /// The upper quantile `z` with P(Z <= z) = `p` (0.5 <= p < 1, clamped) of the standard
 /// normal distribution.
 pub fn normal_quantile(p: f64) -> f64 {
@@ -40,6 +54,13 @@ pub fn f_upper_tail(f: f64, d1: f64, d2: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_sided_tails_invert_the_quantiles() {
+        assert!((t_two_sided_tail(t_quantile(0.995, 4), 4.0) - 0.01).abs() < 1e-9);
+        assert!((t_two_sided_tail(normal_quantile(0.975), 0.0) - 0.05).abs() < 1e-9);
+        assert_eq!(t_two_sided_tail(0.0, 3.0), 1.0);
+    }
 
     #[test]
     fn quantiles_match_published_tables() {

@@ -8,7 +8,7 @@ mod moderated;
 mod quantile;
 mod robust;
 
-pub use distributions::{f_upper_tail, normal_quantile, t_quantile};
+pub use distributions::{f_upper_tail, normal_quantile, t_quantile, t_two_sided_tail};
 pub use interval::Interval;
 pub use moderated::{MAX_PRIOR_DF, VariancePrior, fit_variance_prior};
 pub use quantile::{mad, median, median_element, median_sorted, percentile, percentile_sorted, robust_relative_spread};

@@ -6,16 +6,17 @@ use regex::Regex;
 
 use super::boards::Boards;
 use super::contamination;
-use super::decide::{DETECTION_POWER_Z, Gate, Stats, decide};
+use super::decide::{BandInputs, DETECTION_POWER_Z, Gate, Stats, decide};
 use super::family::{self, FamilyRule, FamilyVerdict, Member};
 use super::gate::{self, Prepared};
 use super::level::{self, Level};
+use super::multiplicity;
 use super::noise::{self, NoiseModel};
 use super::sampling::{self, SideRuns};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
-    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, Counts, MetricVerdict, Rule, SideInfo, SideStats, Upgrade,
-    Verdict, facts::compare_facts,
+    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, ConfidenceScope, Counts, MetricConfidence, MetricVerdict, Rule,
+    SideInfo, SideStats, Upgrade, Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
 use crate::results::{ClockDomain, ResultsDocument};
@@ -135,7 +136,11 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         }
     }
 
-    let families = judge_families(&assessed, candidate_uuid, rule, &noise);
+    let (confidence, at_risk) = metric_confidence(&assessed, rule);
+    if confidence > rule.confidence {
+        rejudge(&mut assessed, confidence);
+    }
+    let families = judge_families(&assessed, candidate_uuid, rule, confidence, &noise);
     let metrics: Vec<MetricVerdict> = assessed
         .into_iter()
         .map(|a| match a.stats {
@@ -155,6 +160,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         upgrade: Upgrade::between(old_run, new_run),
         baseline_kind: baseline_kind(baseline.runs, candidate_uuid, &boards),
         rule: rule.clone(),
+        metric_confidence: MetricConfidence { confidence, at_risk },
         metrics,
         families,
         facts: compare_facts(&old_run.facts, &new_run.facts, rule),
@@ -370,23 +376,21 @@ fn assess(
         &SideRuns { pooled: bv, runs: b.runs },
         &SideRuns { pooled: cv, runs: c.runs },
     ));
-    let (Some(x), Some(band)) = (median(c_runs), level::band(&reference, n_new, rule.confidence, floor, learned))
+    let inputs = BandInputs { reference, n_new, floor, learned };
+    let (Some(x), Some(band)) =
+        (median(c_runs), level::band(&inputs.reference, n_new, rule.confidence, floor, learned))
     else {
         r.reason = "baseline median is not positive: no ratio to judge".into();
         return Assessed { row: r, stats: None };
     };
-    let threshold = minimum.max(band.half_width);
-    // The smallest true change caught nine times in ten: beyond the threshold by the 90 %
-    // quantile of the new side's own scatter.
-    let detectable = threshold + DETECTION_POWER_Z * band.sd;
     let ratio = x / band.center;
+    let chance = multiplicity::chance_beyond(minimum, band.half_width, band.df, rule.confidence);
     r.noise = Some(band.spread);
-    r.threshold = Some(threshold);
-    r.detectable = Some(detectable);
-    r.level = Some(reference.level);
+    r.level = Some(inputs.reference.level);
     r.reference_n = Some(band.k);
     r.ratio = Some(ratio);
-    r.ci = Some(Interval { lo: ratio * (1.0 - band.half_width), hi: ratio * (1.0 + band.half_width) });
+    let (threshold, detectable) = bounds(&mut r, &band, minimum);
+    let level = inputs.reference.level;
 
     // One side timed by the kernel's own clock, the other only by NVML (whose reading may be
     // stale): a change of the SM clock cannot be ruled out.
@@ -404,31 +408,87 @@ fn assess(
         Gate::Clock(r, _) => (r - 1.0).abs() <= rule.clock_tolerance,
         Gate::Throttled(_) => false,
     };
-    let family_member = (reference.level != Level::OtherCard && clock_within && no_kernel_clock.is_none()).then(|| {
-        Member { better: old.better, new: x, runs: b_uuids.iter().cloned().zip(b_runs.iter().copied()).collect() }
+    let family_member = (level != Level::OtherCard && clock_within && no_kernel_clock.is_none()).then(|| Member {
+        better: old.better,
+        new: x,
+        runs: b_uuids.iter().cloned().zip(b_runs.iter().copied()).collect(),
     });
     let stats = Stats {
         ratio,
         minimum,
         threshold,
         detectable,
-        level: reference.level,
+        level: level,
         k: band.k,
         gate,
         no_kernel_clock,
         excluded_note: (!excluded.is_empty()).then(|| excluded.join(", ")),
         family: old.family.clone(),
-        unseen_board: (reference.level == Level::Class).then(|| boards.unseen().map(str::to_string)).flatten(),
+        unseen_board: (level == Level::Class).then(|| boards.unseen().map(str::to_string)).flatten(),
         family_member,
+        band_inputs: inputs,
+        chance,
     };
     Assessed { row: r, stats: Some(stats) }
+}
+
+/// The threshold (the minimum effect or the band, whichever is wider) and the detectable
+/// effect of a metric judged with `band`, written into its row with the band as its interval.
+fn bounds(r: &mut MetricVerdict, band: &level::Band, minimum: f64) -> (f64, f64) {
+    let threshold = minimum.max(band.half_width);
+    // The smallest true change caught nine times in ten: beyond the threshold by the 90 %
+    // quantile of the new side's own scatter.
+    let detectable = threshold + DETECTION_POWER_Z * band.sd;
+    r.threshold = Some(threshold);
+    r.detectable = Some(detectable);
+    if let Some(ratio) = r.ratio {
+        r.ci = Some(Interval { lo: ratio * (1.0 - band.half_width), hi: ratio * (1.0 + band.half_width) });
+    }
+    (threshold, detectable)
+}
+
+/// The level every metric of `assessed` is judged at: the rule's confidence, or, when it is the
+/// comparison's, the share of it ([`multiplicity`]) of the metrics that could pass their
+/// minimum effect by chance; and how many could as often as that level allows (those whose band
+/// at it is wider than the minimum effect).
+fn metric_confidence(assessed: &[Assessed], rule: &Rule) -> (f64, usize) {
+    let chances: Vec<f64> = assessed
+        .iter()
+        .filter_map(|a| a.stats.as_ref())
+        .filter(|st| st.level != Level::OtherCard)
+        .map(|st| st.chance)
+        .collect();
+    let alpha = match rule.confidence_scope {
+        ConfidenceScope::Metric => 1.0 - rule.confidence,
+        ConfidenceScope::Comparison => multiplicity::per_metric_alpha(&chances, 1.0 - rule.confidence),
+    };
+    (1.0 - alpha, chances.iter().filter(|c| **c >= alpha).count())
+}
+
+/// Builds every judged metric's band again at `confidence`, with its threshold and detectable
+/// effect.
+fn rejudge(assessed: &mut [Assessed], confidence: f64) {
+    for a in assessed.iter_mut() {
+        let Some(st) = a.stats.as_mut() else { continue };
+        let i = &st.band_inputs;
+        if let Some(band) = level::band(&i.reference, i.n_new, confidence, i.floor, i.learned) {
+            let minimum = st.minimum;
+            (st.threshold, st.detectable) = bounds(&mut a.row, &band, minimum);
+        }
+    }
 }
 
 /// The verdict on each bench family as a whole ([`family`]) at each level its metrics were
 /// judged at, from those metrics; families of too few metrics, cards or runs have none. On the
 /// same card, a per-card baseline's family takes the run-to-run spread of its change that the
 /// class baseline learned as the prior of its own runs.
-fn judge_families(assessed: &[Assessed], candidate: &str, rule: &Rule, noise: &NoiseModel) -> Vec<FamilyVerdict> {
+fn judge_families(
+    assessed: &[Assessed],
+    candidate: &str,
+    rule: &Rule,
+    confidence: f64,
+    noise: &NoiseModel,
+) -> Vec<FamilyVerdict> {
     let mut by_family: BTreeMap<(&str, Level), Vec<Member>> = BTreeMap::new();
     for st in assessed.iter().filter_map(|a| a.stats.as_ref()).filter(|st| rule.family_verdict(&st.family, st.level)) {
         if let Some(m) = &st.family_member {
@@ -443,7 +503,7 @@ fn judge_families(assessed: &[Assessed], candidate: &str, rule: &Rule, noise: &N
                 level,
                 candidate,
                 minimum: rule.threshold,
-                confidence: rule.confidence,
+                confidence,
                 floor: rule.spread_floor,
                 run_prior,
             };

@@ -50,6 +50,23 @@ pub(super) struct Stats {
     /// The metric's share in its family's verdict ([`super::family`]), where its gate
     /// leaves the values as measured (no throttling, clocks within the tolerance).
     pub(super) family_member: Option<Member>,
+    /// What its band is built from, to build it again at another level
+    /// ([`super::multiplicity`]).
+    pub(super) band_inputs: BandInputs,
+    /// The chance that its change passes the minimum effect in a healthy run
+    /// ([`super::multiplicity::chance_beyond`]).
+    pub(super) chance: f64,
+}
+
+/// What a metric's prediction band is built from ([`super::level::band`]).
+#[derive(Debug, Clone)]
+pub(super) struct BandInputs {
+    pub(super) reference: super::level::Reference,
+    /// New runs (one card in a class comparison).
+    pub(super) n_new: usize,
+    /// Floor of the relative spreads.
+    pub(super) floor: f64,
+    pub(super) learned: super::level::Learned,
 }
 
 /// The verdict from the change, the threshold, the family's verdict and the gates.

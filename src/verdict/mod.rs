@@ -40,6 +40,7 @@ mod facts;
 mod family;
 mod gate;
 mod level;
+pub mod multiplicity;
 pub mod noise;
 mod rule;
 mod sampling;
@@ -55,7 +56,9 @@ pub use family::FamilyVerdict;
 pub use gate::noise as baseline_noise;
 pub use level::Level;
 pub use noise::NoiseModel;
-pub use rule::{DEFAULT_FAMILY_VERDICTS, DEFAULT_SAME_CARD_FAMILY_VERDICTS, KeyPattern, MetricOverride, Rule};
+pub use rule::{
+    ConfidenceScope, DEFAULT_FAMILY_VERDICTS, DEFAULT_SAME_CARD_FAMILY_VERDICTS, KeyPattern, MetricOverride, Rule,
+};
 pub use upgrade::{KernelChange, StackField, Upgrade, kernels as run_kernels};
 
 use crate::error::exit;
@@ -434,6 +437,8 @@ pub struct Comparison {
     pub baseline_kind: BaselineKind,
     /// The rule the verdicts followed.
     pub rule: Rule,
+    /// The level each metric was judged at ([`multiplicity`]).
+    pub metric_confidence: MetricConfidence,
     /// One verdict per baseline metric, in the baseline's order.
     pub metrics: Vec<MetricVerdict>,
     /// One verdict per bench family judged as a whole (the median of its metrics' changes
@@ -449,6 +454,18 @@ pub struct Comparison {
     pub not_run: Vec<String>,
     /// Things to know before trusting the verdicts (GPU classes or profiles differ).
     pub warnings: Vec<String>,
+}
+
+/// The level each metric of a comparison was judged at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MetricConfidence {
+    /// Two-sided level of each metric's band: the rule's confidence, or above it where the
+    /// confidence is the comparison's and metrics share it ([`Rule::confidence_scope`]).
+    pub confidence: f64,
+    /// Metrics whose change could pass the minimum effect by chance at least as often as the
+    /// level allows (their band is wider than the minimum effect): those the comparison's
+    /// confidence is shared among.
+    pub at_risk: usize,
 }
 
 impl Comparison {

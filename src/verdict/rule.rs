@@ -4,9 +4,12 @@
 //!
 //! - [`Rule::threshold`] (default 2 %): the minimum effect, the smallest relative change that
 //!   can be called REGRESSED or IMPROVED.
-//! - [`Rule::confidence`] (default 0.99): the two-sided level of the Student-t prediction band
-//!   of the new run's median, built from the spreads the baseline learned. A change beyond the
-//!   minimum effect and the band is REGRESSED or IMPROVED.
+//! - [`Rule::confidence`] (default 0.99): how sure a verdict must be. A change beyond the minimum
+//!   effect and the Student-t prediction band of the new run's median, built from the spreads
+//!   the baseline learned, is REGRESSED or IMPROVED. [`Rule::confidence_scope`] says of what:
+//!   of each metric alone (default), or of the whole comparison (a healthy run raises no false
+//!   REGRESSED or IMPROVED in any metric with that probability, [`super::multiplicity`]; the
+//!   bands of the noisier metrics widen to pay for it).
 //! - [`Rule::max_detectable`] (default 10 %): a metric whose detectable effect (the band, plus
 //!   the margin for 90 % power) exceeds it is INSENSITIVE unless its change is beyond the band:
 //!   the comparison says it could not see, rather than passing a metric it was blind to.
@@ -24,8 +27,11 @@ pub struct Rule {
     /// Minimum effect: smallest relative change of the median called REGRESSED or IMPROVED
     /// (default 0.02).
     pub threshold: f64,
-    /// Two-sided level of the run-level prediction interval (default 0.99).
+    /// Two-sided level of the run-level prediction interval (default 0.99), of the whole
+    /// comparison or of each metric ([`Rule::confidence_scope`]).
     pub confidence: f64,
+    /// What [`Rule::confidence`] is the confidence of (default: each metric).
+    pub confidence_scope: ConfidenceScope,
     /// Largest detectable effect a metric may have and still be judged (default 0.10; a
     /// metric's own minimum effect where larger): above it, a change within the band is
     /// INSENSITIVE, never PASS.
@@ -51,6 +57,31 @@ pub struct Rule {
     pub family_verdicts: Option<KeyPattern>,
     /// The same against the card's own runs (default `^(atomics|access_patterns)$`).
     pub same_card_family_verdicts: Option<KeyPattern>,
+}
+
+/// What the rule's confidence is the confidence of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfidenceScope {
+    /// Each metric on its own: of 300 metrics, those whose band is wider than the minimum
+    /// effect may raise a false alarm each with `1 − confidence`.
+    #[default]
+    Metric,
+    /// The whole comparison: the chance of a false REGRESSED or IMPROVED anywhere in a healthy
+    /// run is at most `1 − confidence`, shared among the metrics whose change could pass their
+    /// minimum effect by chance ([`super::multiplicity`]).
+    Comparison,
+}
+
+impl ConfidenceScope {
+    /// Parses "comparison" or "metric".
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "comparison" => Ok(ConfidenceScope::Comparison),
+            "metric" => Ok(ConfidenceScope::Metric),
+            other => Err(format!("confidence_scope = \"{other}\" must be \"comparison\" or \"metric\"")),
+        }
+    }
 }
 
 /// A regular expression on metric keys (`"<benchmark id>:<metric>"`) or family names, kept
@@ -116,6 +147,7 @@ impl Default for Rule {
         Rule {
             threshold: 0.02,
             confidence: 0.99,
+            confidence_scope: ConfidenceScope::default(),
             max_detectable: 0.10,
             spread_floor: 0.002,
             clock_tolerance: 0.01,

@@ -1,0 +1,66 @@
+//! The committed H200 class baseline on a card it never learned from: three default runs of
+//! GPU-d11f5949-313e-2384-178a-5556e20ffb8a (692-2G520-0282-001, driver 580.159.04), recorded
+//! after the baseline was rebuilt and kept out of `tests/corpus/`
+//! (`tests/fixtures/recorded/h200-held-out.tar.xz`). Each run against the class, and against a
+//! per-card baseline of the card's two other runs (the class baseline its prior), with each
+//! metric's confidence and with the comparison's.
+
+use std::path::Path;
+
+use gpubench::baseline::{Baseline, BaselineKey};
+use gpubench::results::ResultsDocument;
+use gpubench::verdict::corpus::gather;
+use gpubench::verdict::{Comparison, ConfidenceScope, Rule, Side, Verdict, compare};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn held_out_runs() -> Vec<ResultsDocument> {
+    let runs = gather(&[root().join("tests/fixtures/recorded/h200-held-out.tar.xz")]).unwrap().runs;
+    runs.into_iter().map(|(_, r)| r).collect()
+}
+
+fn judge(baseline: &Baseline, run: &ResultsDocument, rule: &Rule) -> Comparison {
+    let side = Side { label: "baseline", runs: &baseline.runs, noise: baseline.noise.as_ref() };
+    compare(side, Side::of("new", std::slice::from_ref(run)), rule).unwrap()
+}
+
+fn count(c: &Comparison, v: Verdict) -> usize {
+    c.metrics.iter().filter(|m| m.verdict == v).count()
+}
+
+/// The share of metrics whose detectable effect is 5 % or less.
+fn within_5(c: &Comparison) -> f64 {
+    let judged: Vec<f64> = c.metrics.iter().filter_map(|m| m.detectable).collect();
+    judged.iter().filter(|d| **d <= 0.05).count() as f64 / judged.len() as f64
+}
+
+/// Against the class: 0 REGRESSED in each run; with each metric's confidence 92.3-92.6 % of the
+/// metrics detectable to 5 % and none INSENSITIVE, with the comparison's 83.9 % and 16
+/// INSENSITIVE. Against the card's own two other runs: 0 REGRESSED, 97 % detectable to 5 %.
+#[test]
+fn a_card_the_committed_class_never_saw_raises_no_alarm() {
+    let class = Baseline::read(&root().join("baselines/nvidia-h200-cc90-132sm-140gib/class.json.xz")).unwrap();
+    let runs = held_out_runs();
+    assert_eq!(runs.len(), 3);
+    assert!(class.runs.iter().all(|r| r.gpu.uuid != runs[0].gpu.uuid), "the card is held out");
+    let each = Rule::default();
+    let whole = Rule { confidence_scope: ConfidenceScope::Comparison, ..Rule::default() };
+    for (i, run) in runs.iter().enumerate() {
+        let (a, b) = (judge(&class, run, &each), judge(&class, run, &whole));
+        assert_eq!((count(&a, Verdict::Regressed), count(&b, Verdict::Regressed)), (0, 0));
+        assert!(count(&a, Verdict::Insensitive) == 0 && within_5(&a) > 0.92, "{}", within_5(&a));
+        assert!(within_5(&b) > 0.83 && within_5(&b) < within_5(&a), "{}", within_5(&b));
+        let others: Vec<ResultsDocument> =
+            runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
+        let key = BaselineKey { class: run.gpu.class_key(), uuid: Some(run.gpu.uuid.clone()), name: None };
+        let mut card = Baseline::from_runs(&key, others, 0).unwrap();
+        card.learn_with_prior(Some(&class.noise_model()));
+        for rule in [&each, &whole] {
+            let c = judge(&card, run, rule);
+            assert_eq!(count(&c, Verdict::Regressed), 0, "run {i}");
+            assert!(within_5(&c) > 0.96, "run {i}: {}", within_5(&c));
+        }
+    }
+}
