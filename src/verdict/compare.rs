@@ -384,13 +384,13 @@ fn assess(
         return Assessed { row: r, stats: None };
     };
     let ratio = x / band.center;
+    let level = inputs.reference.level;
     let chance = multiplicity::chance_beyond(minimum, band.half_width, band.df, rule.confidence);
     r.noise = Some(band.spread);
-    r.level = Some(inputs.reference.level);
+    r.level = Some(level);
     r.reference_n = Some(band.k);
     r.ratio = Some(ratio);
     let (threshold, detectable) = bounds(&mut r, &band, minimum);
-    let level = inputs.reference.level;
 
     // One side timed by the kernel's own clock, the other only by NVML (whose reading may be
     // stale): a change of the SM clock cannot be ruled out.
@@ -418,7 +418,7 @@ fn assess(
         minimum,
         threshold,
         detectable,
-        level: level,
+        level,
         k: band.k,
         gate,
         no_kernel_clock,
