@@ -15,6 +15,8 @@
 //! baseline keeps three cards' runs, read once). Cards whose runs one baseline cannot hold with
 //! the rest (recorded with another kernel of a family) are judged, never learned from.
 
+#[path = "support/judging.rs"]
+mod judging;
 #[path = "support/recorded.rs"]
 mod recorded;
 
@@ -24,7 +26,8 @@ use gpubench::baseline::span::spanning_cards;
 use gpubench::baseline::{Baseline, BaselineKey};
 use gpubench::results::{GpuClass, ResultsDocument};
 use gpubench::verdict::calibrate::shifted;
-use gpubench::verdict::{Comparison, ConfidenceScope, NoiseModel, Rule, Side, Verdict, compare};
+use gpubench::verdict::{Comparison, ConfidenceScope, Rule, Verdict};
+use judging::{card_baseline, judge};
 use recorded::{Code, RUNS_PER_CARD, code_of, runs_by_card};
 
 const H100: &str = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
@@ -76,19 +79,6 @@ fn held_with(reference: &mut Option<Baseline>, runs: &[ResultsDocument]) -> bool
 fn class_baseline(runs: Vec<ResultsDocument>) -> Baseline {
     let key = BaselineKey { class: runs[0].gpu.class_key(), uuid: None, name: None };
     Baseline::from_runs(&key, runs, 0).unwrap()
-}
-
-/// A per-card baseline of `runs`, learned with the class baseline's model as its prior.
-fn card_baseline(runs: Vec<ResultsDocument>, class: &NoiseModel) -> Baseline {
-    let key = BaselineKey { class: runs[0].gpu.class_key(), uuid: Some(runs[0].gpu.uuid.clone()), name: None };
-    let mut b = Baseline::from_runs(&key, runs, 0).unwrap();
-    b.learn_with_prior(Some(class));
-    b
-}
-
-fn judge(b: &Baseline, run: &ResultsDocument, rule: &Rule) -> Comparison {
-    let side = Side { label: "baseline", runs: &b.runs, noise: b.noise.as_ref() };
-    compare(side, Side::of("new", std::slice::from_ref(run)), rule).unwrap()
 }
 
 /// Every comparison of the workflow on the class `slug`: each judged card's every run against

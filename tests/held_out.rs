@@ -5,12 +5,16 @@
 //! per-card baseline of the card's two other runs (the class baseline its prior), with each
 //! metric's confidence and with the comparison's.
 
+#[path = "support/judging.rs"]
+mod judging;
+
 use std::path::Path;
 
-use gpubench::baseline::{Baseline, BaselineKey};
+use gpubench::baseline::Baseline;
 use gpubench::results::ResultsDocument;
 use gpubench::verdict::corpus::gather;
-use gpubench::verdict::{Comparison, ConfidenceScope, Rule, Side, Verdict, compare};
+use gpubench::verdict::{Comparison, ConfidenceScope, Rule, Verdict};
+use judging::{card_baseline, judge};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -26,18 +30,9 @@ fn h200_class() -> Baseline {
 }
 
 /// A per-card baseline of every run of `runs` but the `i`-th, the class baseline its prior.
-fn card_baseline(runs: &[ResultsDocument], i: usize, class: &Baseline) -> Baseline {
-    let others: Vec<ResultsDocument> =
-        runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
-    let key = BaselineKey { class: runs[i].gpu.class_key(), uuid: Some(runs[i].gpu.uuid.clone()), name: None };
-    let mut card = Baseline::from_runs(&key, others, 0).unwrap();
-    card.learn_with_prior(Some(&class.noise_model()));
-    card
-}
-
-fn judge(baseline: &Baseline, run: &ResultsDocument, rule: &Rule) -> Comparison {
-    let side = Side { label: "baseline", runs: &baseline.runs, noise: baseline.noise.as_ref() };
-    compare(side, Side::of("new", std::slice::from_ref(run)), rule).unwrap()
+fn others_baseline(runs: &[ResultsDocument], i: usize, class: &Baseline) -> Baseline {
+    let others = runs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r.clone()).collect();
+    card_baseline(others, &class.noise_model())
 }
 
 fn count(c: &Comparison, v: Verdict) -> usize {
@@ -66,7 +61,7 @@ fn a_card_the_committed_class_never_saw_raises_no_alarm() {
         assert_eq!((count(&a, Verdict::Regressed), count(&b, Verdict::Regressed)), (0, 0));
         assert!(count(&a, Verdict::Insensitive) == 0 && within_5(&a) > 0.92, "{}", within_5(&a));
         assert!(within_5(&b) > 0.83 && within_5(&b) < within_5(&a), "{}", within_5(&b));
-        let card = card_baseline(&runs, i, &class);
+        let card = others_baseline(&runs, i, &class);
         for rule in [&each, &whole] {
             let c = judge(&card, run, rule);
             assert_eq!(count(&c, Verdict::Regressed), 0, "run {i}");
@@ -95,6 +90,6 @@ fn a_card_below_every_recorded_card_in_its_atomics_is_flagged_there_only() {
         for m in &flagged {
             assert!(m.family == "atomics" && m.ratio.unwrap() < 0.975, "run {i}: {}: {}", m.key(), m.reason);
         }
-        assert_eq!(count(&judge(&card_baseline(&runs, i, &class), run, &rule), Verdict::Regressed), 0, "run {i}");
+        assert_eq!(count(&judge(&others_baseline(&runs, i, &class), run, &rule), Verdict::Regressed), 0, "run {i}");
     }
 }

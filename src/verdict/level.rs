@@ -152,7 +152,7 @@ pub(crate) struct Learned {
 
 /// Two-sided Student quantile at `confidence` on `df` degrees of freedom (rounded down, so the
 /// band is never narrower than the exact one); the normal quantile below one.
-fn quantile(confidence: f64, df: f64) -> f64 {
+pub(super) fn quantile(confidence: f64, df: f64) -> f64 {
     let p = 0.5 + confidence / 2.0;
     if df >= 1.0 { t_quantile(p, df.floor().min(f64::from(u32::MAX)) as u32) } else { normal_quantile(p) }
 }

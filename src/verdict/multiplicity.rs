@@ -16,7 +16,8 @@
 //! against a class falls by 8-30 points (docs, "Baselines and verdicts"), so it is the rule's
 //! `confidence_scope = "comparison"`, not its default.
 
-use crate::stats::{t_quantile, t_two_sided_tail};
+use super::level::quantile;
+use crate::stats::t_two_sided_tail;
 
 /// The chance that a metric whose band at `confidence` is `half_width`, on `df` degrees of
 /// freedom (0: the normal quantile), passes its minimum effect `minimum` by chance: the
@@ -26,9 +27,7 @@ pub fn chance_beyond(minimum: f64, half_width: f64, df: f64, confidence: f64) ->
     if !(half_width > 0.0) {
         return 0.0;
     }
-    let p = 0.5 + confidence / 2.0;
-    let q = t_quantile(p, if df >= 1.0 { df.floor().min(f64::from(u32::MAX)) as u32 } else { u32::MAX });
-    t_two_sided_tail(minimum * q / half_width, df)
+    t_two_sided_tail(minimum * quantile(confidence, df) / half_width, df)
 }
 
 /// The two-sided level each metric is judged at so that the chances of a false verdict of all
