@@ -247,16 +247,17 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
     assert!(a.class == 0 && a.same <= 2, "{}", a.text);
 }
 
-/// H200, the three cards that span the cards of today's code (GPU-68689df7, 8c051c2a, f38fcbe8:
-/// three boards, and the lower level of `l2_bandwidth/peak`: a third of the H200s measured, 9 of
-/// 27, read 82.2-82.8 B/clk/SM against 84.6-84.8), and the other eighteen cards judged against
-/// them and each run against a per-card baseline of its other runs:
-/// - one class alarm, `atomics/contention:k=4` 2.76 % low on one run of GPU-ed3c5504 (band
-///   2.5 %); with three cards of the upper L2 level instead, 9 class alarms, all
-///   `l2_bandwidth/peak` and `whole` 2.0-2.8 % low on the cards of the lower one;
+/// H200, the three cards that span the cards of today's code (GPU-8c051c2a, ce787e6e, ed3c5504:
+/// the card whose atomics and DRAM streams lie 2-4 % below every other, and two of the other
+/// boards), and the other nineteen cards judged against them and each run against a per-card
+/// baseline of its other runs:
+/// - no class alarm (with GPU-68689df7, 8c051c2a and f38fcbe8, before ce787e6e was recorded,
+///   one: `atomics/contention:k=4` 2.76 % low on one run of GPU-ed3c5504, band 2.5 %; with
+///   three cards of the upper L2 level, 9, all `l2_bandwidth/peak` and `whole` 2.0-2.8 % low on
+///   the cards of the lower one);
 /// - 4 same-card alarms, one run against the card's two others, all on cards recorded with one
 ///   launch per atomics sample (`contention:k=2`, `cas:distinct`, 4.1-6.8 %); none on the
-///   fourteen judged cards of today's code. (With GPU-671e0a67 in the place of 68689df7,
+///   eighteen judged cards of today's code. (With GPU-671e0a67 in the place of 68689df7,
 ///   before 68689df7 was recorded, `coalescing:misaligned` 2.00-2.23 % on two cards and
 ///   `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7: runs of 68689df7 show how far those stray.)
 #[test]
@@ -264,8 +265,8 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
 fn h200_false_alarms_against_baselines_learned_from_three_cards() {
     let a = false_alarms(H200, workflow);
     eprintln!("{}", a.summary("H200"));
-    assert!(a.class <= 1 && a.same <= 4, "{}", a.text);
-    assert!(a.current_cards >= 13 && a.on_current_code <= 1, "{}", a.text);
+    assert!(a.class == 0 && a.same <= 4, "{}", a.text);
+    assert!(a.current_cards >= 17 && a.on_current_code == 0, "{}", a.text);
 }
 
 /// A rule with no family verdicts: what one metric that moved alone meets (it does not move
@@ -278,7 +279,7 @@ fn single_metric_rule() -> Rule {
 /// and H200; the rest INSENSITIVE: a per-card baseline of two runs of the noisiest L2 and
 /// atomics metrics), and against the class wherever 10 % exceeds the metric's stated
 /// detectable effect; the share of metrics detectable to 5 % against three cards is 77.9 %
-/// (H100) and 83.0 % (H200): the three cards span the levels of their class, and the
+/// (H100) and 82.6 % (H200): the three cards span the levels of their class, and the
 /// between-card spread they show is the price of no class false alarm; 20 % is never PASS or
 /// INCONCLUSIVE.
 fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_5: f64) {
@@ -478,28 +479,28 @@ fn h100_false_alarms_against_baselines_learned_from_every_other_card() {
     assert!(a.class == 0 && a.same == 0, "{}", a.text);
 }
 
-/// H200, the same over 21 cards and 69 runs: GPU-f38fcbe8 is the one recorded card of the
-/// lower L2 level, and left out it differs from every other card (`l2_bandwidth/peak` and
-/// `whole` 2.1-2.9 % low, what a class comparison is for); one class alarm,
-/// `atomics/contention:k=4` 2.76 % low on one run of GPU-ed3c5504 (band 2.4 %); 9 same-card
-/// alarms (one run against the card's two others): five on cards of one launch per atomics
-/// sample, and on today's code `coalescing:misaligned` 2.23-2.25 % on GPU-7169aa65 and
-/// 68689df7 (band 2.1 %) and `l2_bandwidth/private` 3.9 % on GPU-e62fbfc7 (band 3.6 %), runs
-/// that stray beyond the run spread of every other recorded card.
+/// H200, the same over 25 cards and 81 runs: GPU-ce787e6e, left out, differs from every other
+/// card (16 alarms, atomics 2.9-4.4 % low, what a class comparison is for) and raises the one
+/// class alarm, `atomics/cas:distinct` 3.51 % low (band 3.4 %), that the baseline of every
+/// other card does not confirm; 11 same-card alarms (one run against the card's two others):
+/// five on cards of one launch per atomics sample, and on today's code `coalescing:misaligned`
+/// 2.23-2.25 % on GPU-7169aa65 and 68689df7 (band 2.1-2.2 %) and `l2_bandwidth/private`
+/// 3.9-4.1 % on GPU-e62fbfc7 and 0552de5f (band 3.7-3.8 %), runs that stray beyond the run
+/// spread of every other recorded card.
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_every_other_card() {
     let a = false_alarms(H200, workflow_every_other_card);
     eprintln!("{}", a.summary("H200"));
-    assert!(a.class <= 1 && a.same <= 9, "{}", a.text);
-    assert!(a.current_cards >= 13 && a.on_current_code <= 5, "{}", a.text);
+    assert!(a.class <= 1 && a.same <= 11, "{}", a.text);
+    assert!(a.current_cards >= 17 && a.on_current_code <= 7, "{}", a.text);
 }
 
 /// With the spreads of every other card: 10 % caught on the same card in 99.9 % of the
-/// verdicts (H100 and H200), and 91.3 % and 92.2 % of metrics detectable to 5 % against
-/// the class (77.9 % and 83.0 % with three cards), near what the cards allow
+/// verdicts (H100 and H200), and 91.3 % and 90.2 % of metrics detectable to 5 % against
+/// the class (77.9 % and 82.6 % with three cards), near what the cards allow
 /// ([`the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards`]: 92.8 % and
-/// 94.8 %).
+/// 94.2 %).
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_against_spreads_of_every_other_card() {
@@ -509,14 +510,14 @@ fn h100_single_metric_shifts_against_spreads_of_every_other_card() {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_against_spreads_of_every_other_card() {
-    single_metric_power(H200, workflow_every_other_card, 0.998, 0.92);
+    single_metric_power(H200, workflow_every_other_card, 0.998, 0.90);
 }
 
 /// What no learning can beat: each metric's spreads as every recorded card of today's code
 /// shows them (between cards, and run to run pooled over the cards), taken as exact, and the
 /// detectable effect of one run against three cards at the rule's confidence with infinitely
 /// many degrees of freedom: `max(minimum effect, z · s) + z₉₀ · s`, `s² = card² · (1 + 1/3) +
-/// run²`. Cards of these classes differ by more than 5 % allows on 7.2 % (H100) and 5.2 %
+/// run²`. Cards of these classes differ by more than 5 % allows on 7.2 % (H100) and 5.8 %
 /// (H200) of the metrics (DRAM-latency chases, contended atomics, private L2 reads), so no
 /// class comparison of one run against three cards states 5 % for 95 % of them.
 #[test]
@@ -551,10 +552,10 @@ fn of_the_comparison(rule: Rule) -> Rule {
 
 /// With the confidence the comparison's, the three-card workflow raises no false alarm on the
 /// cards of today's code, class or same card (H100: 0 of 0 where the metric's confidence gives
-/// two same-card alarms; H200: one same-card alarm, on a card of one launch per atomics sample,
-/// where it gives one class and four); the price is power: 10 % caught on the same card in
-/// 96.9 % (H100) and 99.5 % (H200) of the verdicts, 56.9 % and 51.6 % of the metrics
-/// detectable to 5 % against three cards (77.9 % and 83.0 % with the metric's confidence).
+/// two same-card alarms; H200: two same-card alarms, on cards of one launch per atomics sample,
+/// where it gives four); the price is power: 10 % caught on the same card in 96.9 % (H100) and
+/// 99.5 % (H200) of the verdicts, 56.9 % and 53.0 % of the metrics detectable to 5 % against
+/// three cards (77.9 % and 82.6 % with the metric's confidence).
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn with_the_comparisons_confidence_no_card_of_todays_code_raises_a_false_alarm() {
