@@ -482,18 +482,18 @@ fn h100_false_alarms_against_baselines_learned_from_every_other_card() {
 /// H200, the same over 25 cards and 81 runs: GPU-ce787e6e, left out, differs from every other
 /// card (16 alarms, atomics 2.9-4.4 % low, what a class comparison is for) and raises the one
 /// class alarm, `atomics/cas:distinct` 3.51 % low (band 3.4 %), that the baseline of every
-/// other card does not confirm; 11 same-card alarms (one run against the card's two others):
-/// five on cards of one launch per atomics sample, and on today's code `coalescing:misaligned`
-/// 2.23-2.25 % on GPU-7169aa65 and 68689df7 (band 2.1-2.2 %) and `l2_bandwidth/private`
-/// 3.9-4.1 % on GPU-e62fbfc7 and 0552de5f (band 3.7-3.8 %), runs that stray beyond the run
-/// spread of every other recorded card.
+/// other card does not confirm; 5 same-card alarms (one run against the card's two others), all
+/// on cards of one launch per atomics sample, none on today's code: the runs of every other
+/// card show how far two runs of a card can stray (the run envelope; without it, six more:
+/// `coalescing:misaligned` 2.23-2.25 % on GPU-7169aa65 and 68689df7, band 2.1-2.2 %, and
+/// `l2_bandwidth/private` 3.9-4.1 % on GPU-e62fbfc7 and 0552de5f, band 3.7-3.8 %).
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_false_alarms_against_baselines_learned_from_every_other_card() {
     let a = false_alarms(H200, workflow_every_other_card);
     eprintln!("{}", a.summary("H200"));
-    assert!(a.class <= 1 && a.same <= 11, "{}", a.text);
-    assert!(a.current_cards >= 17 && a.on_current_code <= 7, "{}", a.text);
+    assert!(a.class <= 1 && a.same <= 5, "{}", a.text);
+    assert!(a.current_cards >= 17 && a.on_current_code <= 1, "{}", a.text);
 }
 
 /// With the spreads of every other card: 10 % caught on the same card in 99.9 % of the

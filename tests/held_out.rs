@@ -57,10 +57,10 @@ fn within_5(c: &Comparison) -> f64 {
 /// Against the class: 0 REGRESSED in each run of each card, with each metric's confidence and
 /// with the comparison's; 90.0-90.3 % of the metrics detectable to 5 % and one or two
 /// INSENSITIVE (`atomics/cas:warp_contended`) with each metric's, 83.2 % with the comparison's.
-/// Against the card's own two other runs, 96-98 % detectable to 5 %: with each metric's
-/// confidence two of the twelve runs raise one REGRESSED each, the same metric and the same
-/// figure on two cards (`shared_banks/threads=256:stride=4` +2.67 % against a band of 2.6 %: a
-/// level some processes take, `docs/src/verdicts.md`); with the comparison's, none.
+/// Against the card's own two other runs, 0 REGRESSED with either, 96-98 % detectable to 5 %:
+/// two runs on `shared_banks/threads=256:stride=4`'s other level, +2.67 % against a Student band
+/// of 2.6 %, are within the largest change between two runs of a card that the class's runs
+/// show (`docs/src/verdicts.md`).
 #[test]
 fn cards_the_committed_class_never_saw_raise_no_alarm() {
     let class = h200_class();
@@ -97,11 +97,5 @@ fn cards_the_committed_class_never_saw_raise_no_alarm() {
             }
         }
     }
-    assert!(
-        same_card_alarms.len() <= 2
-            && same_card_alarms.iter().all(|(scope, key)| {
-                *scope == ConfidenceScope::Metric && key == "shared_banks/threads=256:stride=4"
-            }),
-        "{same_card_alarms:?}"
-    );
+    assert!(same_card_alarms.is_empty(), "{same_card_alarms:?}");
 }

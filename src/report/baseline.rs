@@ -108,7 +108,8 @@ fn max(x: &[f64]) -> Option<f64> {
     x.iter().copied().reduce(f64::max)
 }
 
-/// One row per metric: median, and the learned spreads with their degrees of freedom.
+/// One row per metric: median, the learned spreads with their degrees of freedom, and the
+/// largest change between two runs of one card (the floor of a same-card band).
 pub fn metric_noise_table(b: &Baseline, rule: &Rule) -> Table {
     let model = b.noise_model();
     let mut t = table(vec![
@@ -118,6 +119,7 @@ pub fn metric_noise_table(b: &Baseline, rule: &Rule) -> Table {
         "unit",
         "runs",
         "run spread (df)",
+        "largest run change",
         "card spread (df)",
         "minimum effect",
     ]);
@@ -134,6 +136,7 @@ pub fn metric_noise_table(b: &Baseline, rule: &Rule) -> Table {
             Cell::new(&m.unit),
             right(m.run_medians.len().to_string()),
             right(spread(s.run_model.or(s.run))),
+            right(pct(s.run_envelope)),
             right(spread(s.card_model.or(s.card))),
             right(format!("{:.1}%", rule.minimum_for(&key) * 100.0)),
         ]);

@@ -365,6 +365,7 @@ fn assess(
         card: spreads.card_model.or(spreads.card),
         run_tail,
         card_tail,
+        run_envelope: spreads.run_envelope,
     };
     // The new side: one value per run on the same card; one card for a class comparison.
     let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };

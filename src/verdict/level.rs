@@ -148,6 +148,9 @@ pub(crate) struct Learned {
     /// floor under Student's quantile where deviations are heavier-tailed than it.
     pub run_tail: Option<f64>,
     pub card_tail: Option<f64>,
+    /// The largest change between two runs of one card the baseline's runs show: a floor under
+    /// a same-card band ([`super::noise::Spreads::run_envelope`]).
+    pub run_envelope: Option<f64>,
 }
 
 /// Two-sided Student quantile at `confidence` on `df` degrees of freedom (rounded down, so the
@@ -160,7 +163,10 @@ pub(super) fn quantile(confidence: f64, df: f64) -> f64 {
 /// The band for the median of `n` new runs around `reference`, at two-sided `confidence`:
 ///
 /// - same card (and one other card): `t(d) · s · √(1/n + 1/k)` with the run-to-run spread `s`
-///   on `d` degrees of freedom;
+///   on `d` degrees of freedom, and never less than the largest change between two runs of one
+///   card that the baseline's runs show, over `√n` (a level a process lands on is not averaged
+///   away by the reference runs, which often share one level; the median of `n` new runs
+///   rarely lands on another);
 /// - class: `√((t(d_c) · s_c)² · (1 + 1/k) + (t(d_r) · s_r)² / n)`: a new card strays from
 ///   the class by the between-card spread `s_c` (of the `k` card means, or of the cards of the
 ///   candidate's board) and its runs by the run-to-run spread `s_r`.
@@ -190,7 +196,8 @@ pub(crate) fn band(reference: &Reference, n: usize, confidence: f64, floor: f64,
     let b = match reference.level {
         Level::SameCard | Level::OtherCard => {
             let scale = (1.0 / n + 1.0 / k as f64).sqrt();
-            Band { center, spread: run_s, df: run_df, half_width: run_t * scale, sd: run_sd * scale, k }
+            let envelope = learned.run_envelope.unwrap_or(0.0) / n.sqrt();
+            Band { center, spread: run_s, df: run_df, half_width: (run_t * scale).max(envelope), sd: run_sd * scale, k }
         }
         Level::Class => {
             let card = match &reference.board {
@@ -265,6 +272,23 @@ pub(super) mod tests {
         assert!((b.half_width - 5.0 * 0.01 * (4.0_f64 / 3.0).sqrt()).abs() < 1e-9, "{b:?}");
         assert!(band(&Reference::of(&[0.0, 0.0]), 1, 0.99, 0.002, Learned::default()).is_none());
         assert!(band(&Reference::of(&[]), 1, 0.99, 0.002, Learned::default()).is_none());
+    }
+
+    #[test]
+    fn a_same_card_band_is_never_narrower_than_the_largest_change_between_two_runs() {
+        // Runs 0.9 % apart on 60 df give a band of 2.6 %; the runs learned from jumped 2.67 %.
+        let run = Some(Spread { sd: 0.0078, df: 60.0 });
+        let plain = band(&Reference::of(&[35.17, 35.17]), 1, 0.99, 0.002, Learned { run, ..Learned::default() });
+        let learned = Learned { run, run_envelope: Some(0.0267), ..Learned::default() };
+        let b = band(&Reference::of(&[35.17, 35.17]), 1, 0.99, 0.002, learned).unwrap();
+        assert!(plain.unwrap().half_width < 0.0267 && b.half_width == 0.0267, "{b:?}");
+        // The median of four new runs: half the envelope, below the Student band.
+        let four = band(&Reference::of(&[35.17, 35.17]), 4, 0.99, 0.002, learned).unwrap();
+        assert!(four.half_width > 0.0267 / 2.0 && four.half_width < 0.0267, "{four:?}");
+        // Not in a class band: a card's level is the between-card spread's.
+        let class = Reference { level: Level::Class, values: vec![100.0; 3], board: None };
+        let c = band(&class, 1, 0.99, 0.002, Learned { run_envelope: Some(0.5), ..learned }).unwrap();
+        assert!(c.half_width < 0.5, "{c:?}");
     }
 
     #[test]

@@ -16,6 +16,9 @@
 //!   pooled over every card with two or more runs, on `runs − cards` degrees of freedom;
 //! - **card spread**: the relative standard deviation of the card means, on `cards − 1`
 //!   degrees of freedom (it carries the run noise of those means too);
+//! - **run envelope**: the largest relative change between two runs of one card, the floor of a
+//!   same-card band (metrics that fall on a few levels per process jump further than their
+//!   pooled spread says);
 //! - **moderated** spreads: each metric's spread shrunk towards a prior fitted to the spreads of
 //!   the other metrics of its family (empirical Bayes, [`crate::stats::fit_variance_prior`]),
 //!   `s̃² = (d0·s0² + d·s²) / (d0 + d)` on `d0 + d` degrees of freedom: three runs or cards do
@@ -68,6 +71,12 @@ pub struct Spreads {
     /// The between-card spread verdicts use: moderated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub card_model: Option<Spread>,
+    /// The largest relative change between two runs of one card that the baseline's runs show
+    /// ([`run_envelope`]; a per-card baseline keeps the class's where it is larger): a same-card
+    /// band is never narrower, so a run on a level that healthy runs of the metric take is no
+    /// regression however few runs the Student band rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_envelope: Option<f64>,
 }
 
 /// The spreads of one metric.
@@ -203,6 +212,11 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
             None => family_moderated(run_priors.get(&(family.clone(), normalized)), spreads.run, confidence),
         };
         spreads.card_model = family_moderated(card_priors.get(&(family.clone(), normalized)), spreads.card, confidence);
+        let class_envelope = prior.and_then(|p| p.spreads(&key, normalized)).and_then(|s| s.run_envelope);
+        spreads.run_envelope = match (spreads.run_envelope, class_envelope) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         if !normalized {
             if let Some(s) = spreads.run_model {
                 run_z.entry(family.clone()).or_default().extend(run_deviations(&cards, s.sd));
@@ -375,11 +389,31 @@ fn measure(cards: &ByCard) -> Spreads {
         let var = means.iter().map(|x| (x / m - 1.0).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
         Spread { sd: var.sqrt(), df: (means.len() - 1) as f64 }
     });
-    Spreads { run, card, run_model: None, card_model: None }
+    Spreads { run, card, run_model: None, card_model: None, run_envelope: run_envelope(cards) }
 }
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The largest relative change from one run of a card to another, `max(a / b) − 1` over the
+/// ordered pairs of runs of each card with two or more; `None` without such a card.
+///
+/// Some metrics fall on a few discrete levels per process (`shared_banks/threads=256:stride=4`
+/// on H200s: 36.11 cycles in most processes, 35.17 in one in eight, every sample of a process
+/// alike): a run on the other level than its card's reference runs is a jump of about three
+/// pooled spreads, just beyond a Student band at 99 %, and far likelier than one in a hundred.
+/// The runs of the class show the jump; the band takes it from them.
+fn run_envelope(cards: &ByCard) -> Option<f64> {
+    cards
+        .values()
+        .filter(|r| r.len() >= 2)
+        .map(|runs| {
+            let (lo, hi) = runs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+            hi / lo - 1.0
+        })
+        .filter(|e| e.is_finite())
+        .reduce(f64::max)
 }
 
 /// Each run's relative deviation from the mean of its card's other runs, in units of the
@@ -454,6 +488,17 @@ mod tests {
         // One run per card: no run spread; one card: no card spread.
         assert!(measure(&by_card(&[100.0, 110.0], &ids(&["a", "b"]))).run.is_none());
         assert!(measure(&by_card(&[100.0, 101.0], &ids(&["a", "a"]))).card.is_none());
+    }
+
+    #[test]
+    fn the_run_envelope_is_the_largest_change_between_two_runs_of_a_card() {
+        // Card a on two levels 2.67 % apart, card b's runs 1 % apart, card c one run.
+        let cards = by_card(&[35.17, 36.11, 35.17, 100.0, 101.0, 50.0], &ids(&["a", "a", "a", "b", "b", "c"]));
+        let e = run_envelope(&cards).unwrap();
+        assert!((e - (36.11 / 35.17 - 1.0)).abs() < 1e-12, "{e}");
+        assert_eq!(run_envelope(&by_card(&[1.0, 2.0], &ids(&["a", "b"]))), None);
+        // A per-card baseline whose runs agree keeps the class's envelope.
+        assert_eq!(measure(&by_card(&[36.11, 36.11], &ids(&["a", "a"]))).run_envelope, Some(0.0));
     }
 
     #[test]
