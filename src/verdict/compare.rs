@@ -378,9 +378,7 @@ fn assess(
         &SideRuns { pooled: cv, runs: c.runs },
     ));
     let inputs = BandInputs { reference, n_new, floor, learned };
-    let (Some(x), Some(band)) =
-        (median(c_runs), level::band(&inputs.reference, n_new, rule.confidence, floor, learned))
-    else {
+    let (Some(x), Some(band)) = (median(c_runs), inputs.band(rule.confidence)) else {
         r.reason = "baseline median is not positive: no ratio to judge".into();
         return Assessed { row: r, stats: None };
     };
@@ -471,8 +469,7 @@ fn metric_confidence(assessed: &[Assessed], rule: &Rule) -> (f64, usize) {
 fn rejudge(assessed: &mut [Assessed], confidence: f64) {
     for a in assessed.iter_mut() {
         let Some(st) = a.stats.as_mut() else { continue };
-        let i = &st.band_inputs;
-        if let Some(band) = level::band(&i.reference, i.n_new, confidence, i.floor, i.learned) {
+        if let Some(band) = st.band_inputs.band(confidence) {
             let minimum = st.minimum;
             (st.threshold, st.detectable) = bounds(&mut a.row, &band, minimum);
         }

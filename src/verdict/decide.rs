@@ -69,6 +69,13 @@ pub(super) struct BandInputs {
     pub(super) learned: super::level::Learned,
 }
 
+impl BandInputs {
+    /// The band at two-sided `confidence`; `None` where the reference's centre is not positive.
+    pub(super) fn band(&self, confidence: f64) -> Option<super::level::Band> {
+        super::level::band(&self.reference, self.n_new, confidence, self.floor, self.learned)
+    }
+}
+
 /// The verdict from the change, the threshold, the family's verdict and the gates.
 ///
 /// A metric beyond its own band is REGRESSED or IMPROVED whatever its family did. One within

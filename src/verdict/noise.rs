@@ -213,10 +213,7 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
         };
         spreads.card_model = family_moderated(card_priors.get(&(family.clone(), normalized)), spreads.card, confidence);
         let class_envelope = prior.and_then(|p| p.spreads(&key, normalized)).and_then(|s| s.run_envelope);
-        spreads.run_envelope = match (spreads.run_envelope, class_envelope) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        spreads.run_envelope = larger(spreads.run_envelope, class_envelope);
         if !normalized {
             if let Some(s) = spreads.run_model {
                 run_z.entry(family.clone()).or_default().extend(run_deviations(&cards, s.sd));
@@ -257,10 +254,7 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
     if let Some(p) = prior {
         for (family, f) in &p.families {
             let entry = model.families.entry(family.clone()).or_default();
-            entry.run_tail = match (entry.run_tail, f.run_tail) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            entry.run_tail = larger(entry.run_tail, f.run_tail);
         }
     }
     // A class baseline's own; a per-card baseline keeps the class's, the prior its own runs
@@ -275,6 +269,14 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
         }
     }
     model
+}
+
+/// The larger of two learned values where both are, else the one there is.
+fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The spread `own` moderated by the family's prior, or as measured where there is no prior
