@@ -4,17 +4,26 @@ to 7 significant digits (see src/results/numbers.rs), JSON on one line. Handles 
 .json.gz, .tar.gz and .tar.xz (every .json member); other files are left alone. Rewriting a
 file twice gives the same bytes.
 
-    scripts/compact-recorded.py FILE_OR_FOLDER...
+With --without-sm-maps, the per-SM maps of every benchmark (`sm_maps`: a latency from every SM,
+for `chipmap` and `fleet`'s outlier SMs) are left out too, but those of the benchmarks whose id
+matches --sm-maps-of REGEX: the calibration corpus keeps what verdicts read (samples, clocks,
+telemetry, kernels, settings) and the maps the book's figures read, and the recorded runs the
+chip-map and fleet tests read keep all of theirs.
+
+    scripts/compact-recorded.py [--without-sm-maps [--sm-maps-of REGEX]] FILE_OR_FOLDER...
 """
 import gzip
 import io
 import json
 import lzma
 import os
+import re
 import sys
 import tarfile
 
 DIGITS = 7
+WITHOUT_SM_MAPS = False
+SM_MAPS_OF = None
 
 
 def rounded(x):
@@ -33,6 +42,10 @@ def rounded(x):
 
 def compact_json(raw: bytes) -> bytes:
     doc = json.loads(raw)
+    if WITHOUT_SM_MAPS and isinstance(doc, dict):
+        for bench in doc.get("benchmarks") or []:
+            if isinstance(bench, dict) and not (SM_MAPS_OF and SM_MAPS_OF.search(str(bench.get("id", "")))):
+                bench.pop("sm_maps", None)
     return (json.dumps(rounded(doc), separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 
@@ -89,7 +102,15 @@ def rewritten(path: str):
     return data
 
 
-for arg in sys.argv[1:]:
+args = sys.argv[1:]
+if "--sm-maps-of" in args:
+    i = args.index("--sm-maps-of")
+    SM_MAPS_OF = re.compile(args[i + 1])
+    del args[i : i + 2]
+if "--without-sm-maps" in args:
+    WITHOUT_SM_MAPS = True
+    args = [a for a in args if a != "--without-sm-maps"]
+for arg in args:
     if os.path.isdir(arg):
         for root, _, files in os.walk(arg):
             for name in sorted(files):

@@ -4,14 +4,18 @@ Markdown table over the cards of results files, folders or .tar.xz / .tar.gz arc
 
     python3 scripts/process_spread.py tests/corpus [BENCHMARK:METRIC ...]
     python3 scripts/process_spread.py --cards PATHS... BENCHMARK:METRIC
+    python3 scripts/process_spread.py --levels PATHS... BENCHMARK:METRIC...
 
 Paths may also be baseline files (their runs are read; a run given twice is read once). Per metric: the cards with three runs or more, the spread of a card's run medians (sample standard
 deviation over their mean; the median over the cards, and the largest) and the largest gap
 between two runs of a card (largest over smallest run median). Without metrics, the atomics
 metrics whose launches are batched to 1 ms of GPU time per iteration. With --cards, one metric
 card by card: each card's mean of its run medians and each run median, against the median of the
-cards' means.
+cards' means. With --levels, the levels processes land on: for each path (one set of processes,
+each run its own process) and metric, the processes and every run median (4 significant digits)
+with how many processes read it.
 """
+import os
 import statistics
 import sys
 
@@ -31,7 +35,7 @@ def median(doc, key):
     return None
 
 
-args = [a for a in sys.argv[1:] if a != "--cards"]
+args = [a for a in sys.argv[1:] if a not in ("--cards", "--levels")]
 paths = [a for a in args if ":" not in a]
 keys = [a for a in args if ":" in a] or ATOMICS
 docs = [d for p in paths for d in documents(p)]
@@ -50,6 +54,19 @@ if "--cards" in sys.argv:
     print("| --- | ---: | ---: | --- |")
     for u in sorted(cards):
         print(f"| {u[:12]} | {len(cards[u])} | {pct(means[u])} | {', '.join(pct(v) for v in cards[u].values())} |")
+    sys.exit(0)
+if "--levels" in sys.argv:
+    print("| processes of | metric | processes | run medians (processes) |")
+    print("| --- | --- | ---: | --- |")
+    for path in paths:
+        for key in keys:
+            values = [v for d in documents(path) if (v := median(d, key)) is not None]
+            counts = {}
+            for v in values:
+                label = f"{v:.4g}"
+                counts[label] = counts.get(label, 0) + 1
+            levels = ", ".join(f"{k} ({n})" for k, n in sorted(counts.items(), key=lambda kv: float(kv[0])))
+            print(f"| `{os.path.basename(path)}` | `{key}` | {len(values)} | {levels} |")
     sys.exit(0)
 print("| metric | cards | spread of a card's runs (median over cards) | largest | largest gap between two runs |")
 print("| --- | ---: | ---: | ---: | ---: |")
