@@ -38,6 +38,20 @@ def median(doc, key):
 args = [a for a in sys.argv[1:] if a not in ("--cards", "--levels")]
 paths = [a for a in args if ":" not in a]
 keys = [a for a in args if ":" in a] or ATOMICS
+if "--levels" in sys.argv:
+    print("| processes of | metric | processes | run medians (processes) |")
+    print("| --- | --- | ---: | --- |")
+    for path in paths:
+        runs = list(documents(path))
+        for key in keys:
+            values = [v for d in runs if (v := median(d, key)) is not None]
+            counts = {}
+            for v in values:
+                label = f"{v:.4g}"
+                counts[label] = counts.get(label, 0) + 1
+            levels = ", ".join(f"{k} ({n})" for k, n in sorted(counts.items(), key=lambda kv: float(kv[0])))
+            print(f"| `{os.path.basename(path)}` | `{key}` | {len(values)} | {levels} |")
+    sys.exit(0)
 docs = [d for p in paths for d in documents(p)]
 if "--cards" in sys.argv:
     key = keys[0]
@@ -54,19 +68,6 @@ if "--cards" in sys.argv:
     print("| --- | ---: | ---: | --- |")
     for u in sorted(cards):
         print(f"| {u[:12]} | {len(cards[u])} | {pct(means[u])} | {', '.join(pct(v) for v in cards[u].values())} |")
-    sys.exit(0)
-if "--levels" in sys.argv:
-    print("| processes of | metric | processes | run medians (processes) |")
-    print("| --- | --- | ---: | --- |")
-    for path in paths:
-        for key in keys:
-            values = [v for d in documents(path) if (v := median(d, key)) is not None]
-            counts = {}
-            for v in values:
-                label = f"{v:.4g}"
-                counts[label] = counts.get(label, 0) + 1
-            levels = ", ".join(f"{k} ({n})" for k, n in sorted(counts.items(), key=lambda kv: float(kv[0])))
-            print(f"| `{os.path.basename(path)}` | `{key}` | {len(values)} | {levels} |")
     sys.exit(0)
 print("| metric | cards | spread of a card's runs (median over cards) | largest | largest gap between two runs |")
 print("| --- | ---: | ---: | ---: | ---: |")
