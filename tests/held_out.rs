@@ -1,9 +1,10 @@
 //! The committed H200 class baseline on cards it never learned from: three default runs each of
-//! five H200s recorded after the baseline was rebuilt and kept out of `tests/corpus/` (driver
+//! six H200s recorded after the baseline was rebuilt and kept out of `tests/corpus/` (driver
 //! 580.159.04): GPU-d11f5949-313e-2384-178a-5556e20ffb8a
 //! (`tests/fixtures/recorded/h200-held-out.tar.xz`), GPU-ebc5a591-52b5-9a18-f28b-3bb50b4a6d4d,
-//! GPU-b32d0cff-5936-24f7-f3cb-58a88c93efcb, GPU-06d1bbdf-6080-c397-a37f-f36240918fe9 and
-//! GPU-abb955c9-fddf-7615-f2c6-55fedd36fcbf (`h200-held-out-cards.tar.xz`), of boards 692-2G520-0282-001 and -000. Each run against the
+//! GPU-b32d0cff-5936-24f7-f3cb-58a88c93efcb, GPU-06d1bbdf-6080-c397-a37f-f36240918fe9,
+//! GPU-abb955c9-fddf-7615-f2c6-55fedd36fcbf and GPU-85e3539b-1869-0943-efac-a6862df7c4ac
+//! (`h200-held-out-cards.tar.xz`), of boards 692-2G520-0282-001 and -000. Each run against the
 //! class, and against a per-card baseline of the card's two other runs (the class baseline its
 //! prior), with each metric's confidence and with the comparison's.
 
@@ -65,7 +66,7 @@ fn within_5(c: &Comparison) -> f64 {
 fn cards_the_committed_class_never_saw_raise_no_alarm() {
     let class = h200_class();
     let cards = held_out_cards(&["h200-held-out.tar.xz", "h200-held-out-cards.tar.xz"]);
-    assert_eq!(cards.len(), 5);
+    assert_eq!(cards.len(), 6);
     let each = Rule::default();
     let whole = Rule { confidence_scope: ConfidenceScope::Comparison, ..Rule::default() };
     let mut same_card_alarms = Vec::new();
