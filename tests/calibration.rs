@@ -34,14 +34,17 @@ const H100: &str = "nvidia-h100-80gb-hbm3-cc90-132sm-79gib";
 const H200: &str = "nvidia-h200-cc90-132sm-140gib";
 
 /// The recording workflow's class: three runs (the first three) on every card of the `current`
-/// code (the committed class baseline's) that one baseline can hold with the others, and the
-/// class baseline of the three cards that span them (`baseline save --cards 3`,
-/// [`spanning_cards`]); every other card, of every code, is judged.
+/// code (the committed class baseline's) that was run three times or more and that one
+/// baseline can hold with the others, and the class baseline of the three cards that span them
+/// (`baseline save --cards 3`, [`spanning_cards`]); every other card, of every code, is judged.
+/// A card of two runs is judged, never chosen: the workflow runs each card three times, and a
+/// class of cards of two runs would learn its run spreads from fewer runs than it gives.
 fn split(
     by_card: &BTreeMap<String, Vec<ResultsDocument>>,
     current: &Code,
 ) -> (Vec<ResultsDocument>, Vec<(String, Vec<ResultsDocument>)>) {
-    let pool = recorded(by_card, current);
+    let pool: Vec<ResultsDocument> =
+        recorded(by_card, current).into_iter().filter(|r| by_card[&r.gpu.uuid].len() >= RUNS_PER_CARD).collect();
     let (keep, _) = spanning_cards(&pool, 3);
     let chosen: Vec<ResultsDocument> = pool.into_iter().filter(|r| keep.contains(&r.gpu.uuid)).collect();
     let others = by_card.iter().filter(|(u, _)| !keep.contains(u)).map(|(u, r)| (u.clone(), r.clone())).collect();
@@ -234,17 +237,20 @@ fn false_alarms_under(slug: &str, build: Build, rule: &Rule) -> Alarms {
     a
 }
 
-/// H100, the three cards that span the cards of today's code (GPU-05e4954b, 0f69b0f1, e245fb37:
-/// three boards, and the lower level of `atomics/add_u32/same_sector`, 2.9 % below the others),
-/// and fifteen other cards judged against them: no class alarm; two same-card alarms, CAS
-/// without contention 2.07 % low against the card's two other runs (band 2.0 %, the minimum
-/// effect) and `l2_bandwidth/private` 2.93 % low against five runs of GPU-875e8a51 (band 2.8 %).
+/// H100, the three cards of three runs or more that span the cards of today's code
+/// (GPU-05e4954b, 1bdf8f56, 875e8a51: the lower level of `atomics/add_u32/same_sector`, 2.9 %
+/// below the others, and `l2_bandwidth/private` runs up to 6 % apart on one card), and fifteen
+/// other cards judged against them: no class alarm; one same-card alarm, CAS without
+/// contention 2.07 % low against the card's two other runs (band below the minimum effect,
+/// 2.0 %: the class's nine runs of it spread by 0.4 %, where the runs of the other cards spread
+/// by up to 3 %). (With two cards of two runs among the three, GPU-0f69b0f1 and e245fb37, a
+/// second: `l2_bandwidth/private` 2.93 % low against five runs of GPU-875e8a51, band 2.8 %.)
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_false_alarms_against_baselines_learned_from_three_cards() {
     let a = false_alarms(H100, workflow);
     eprintln!("{}", a.summary("H100"));
-    assert!(a.class == 0 && a.same <= 2, "{}", a.text);
+    assert!(a.class == 0 && a.same <= 1, "{}", a.text);
 }
 
 /// H200, the three cards that span the cards of today's code (GPU-8c051c2a, ce787e6e, ed3c5504:
@@ -275,13 +281,13 @@ fn single_metric_rule() -> Rule {
     Rule { family_verdicts: None, same_card_family_verdicts: None, ..Rule::default() }
 }
 
-/// Injected single-metric shifts: 10 % caught on the same card in 99.8 % of the verdicts (H100
-/// and H200; the rest INSENSITIVE: a per-card baseline of two runs of the noisiest L2 and
-/// atomics metrics), and against the class wherever 10 % exceeds the metric's stated
-/// detectable effect; the share of metrics detectable to 5 % against three cards is 77.9 %
-/// (H100) and 82.6 % (H200): the three cards span the levels of their class, and the
-/// between-card spread they show is the price of no class false alarm; 20 % is never PASS or
-/// INCONCLUSIVE.
+/// Injected single-metric shifts: 10 % caught on the same card in 99.6 % (H100) and 99.9 %
+/// (H200) of the verdicts (the rest INSENSITIVE: a per-card baseline of two runs of
+/// `l2_bandwidth/private` on H100s, whose runs fall up to 6 % apart, and of the noisiest
+/// atomics), and against the class wherever 10 % exceeds the metric's stated detectable
+/// effect; the share of metrics detectable to 5 % against three cards is 88.7 % (H100) and
+/// 82.6 % (H200): the three cards span the levels of their class, and the between-card spread
+/// they show is the price of no class false alarm; 20 % is never PASS or INCONCLUSIVE.
 fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_5: f64) {
     single_metric_power_under(slug, build, &single_metric_rule(), min_same_card, min_within_5)
 }
@@ -337,7 +343,7 @@ fn single_metric_power_under(slug: &str, build: Build, rule: &Rule, min_same_car
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H100, workflow, 0.997, 0.77);
+    single_metric_power(H100, workflow, 0.995, 0.88);
 }
 
 #[test]
@@ -498,7 +504,7 @@ fn h200_false_alarms_against_baselines_learned_from_every_other_card() {
 
 /// With the spreads of every other card: 10 % caught on the same card in 99.9 % of the
 /// verdicts (H100 and H200), and 91.3 % and 90.2 % of metrics detectable to 5 % against
-/// the class (77.9 % and 82.6 % with three cards), near what the cards allow
+/// the class (88.7 % and 82.6 % with three cards), near what the cards allow
 /// ([`the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards`]: 92.8 % and
 /// 94.2 %).
 #[test]
@@ -550,19 +556,21 @@ fn of_the_comparison(rule: Rule) -> Rule {
     Rule { confidence_scope: ConfidenceScope::Comparison, ..rule }
 }
 
-/// With the confidence the comparison's, the three-card workflow raises no false alarm on the
-/// cards of today's code, class or same card (H100: 0 of 0 where the metric's confidence gives
-/// two same-card alarms; H200: two same-card alarms, on cards of one launch per atomics sample,
-/// where it gives four); the price is power: 10 % caught on the same card in 96.9 % (H100) and
-/// 99.5 % (H200) of the verdicts, 56.9 % and 53.0 % of the metrics detectable to 5 % against
-/// three cards (77.9 % and 82.6 % with the metric's confidence).
+/// With the confidence the comparison's, the three-card workflow raises no class alarm, and on
+/// the same card the H200s none on the cards of today's code (two, on cards of one launch per
+/// atomics sample, where the metric's confidence gives four); the H100 CAS alarm stays, its
+/// band below the minimum effect either way (the comparison's confidence widens the metrics
+/// that could pass the minimum by chance, and the class's runs of CAS say it cannot). The price
+/// is power: 10 % caught on the same card in 98.7 % (H100) and 99.5 % (H200) of the verdicts,
+/// 73.9 % and 53.0 % of the metrics detectable to 5 % against three cards (88.7 % and 82.6 %
+/// with the metric's confidence).
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
-fn with_the_comparisons_confidence_no_card_of_todays_code_raises_a_false_alarm() {
-    for (slug, same_card, within_5) in [(H100, 0.96, 0.56), (H200, 0.99, 0.51)] {
+fn with_the_comparisons_confidence_the_three_card_workflow_raises_no_class_alarm() {
+    for (slug, same_card, within_5, same_card_alarms) in [(H100, 0.98, 0.73, 1), (H200, 0.99, 0.51, 0)] {
         let a = false_alarms_under(slug, workflow, &of_the_comparison(Rule::default()));
         eprintln!("{}", a.summary(slug));
-        assert!(a.class == 0 && a.on_current_code == 0 && a.current_cards >= 13, "{}", a.text);
+        assert!(a.class == 0 && a.on_current_code <= same_card_alarms && a.current_cards >= 13, "{}", a.text);
         single_metric_power_under(slug, workflow, &of_the_comparison(single_metric_rule()), same_card, within_5);
     }
 }
