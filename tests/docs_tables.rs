@@ -90,7 +90,7 @@ fn bandwidth_notes_are_the_recording_s() {
 
 /// The between-process spread of the batched atomics in `docs/src/measures.md` is
 /// `scripts/process_spread.py` on the H100s of `tests/corpus`, and, on every card there, the figure of `l2_bandwidth/private`
-/// in `docs/src/verdicts.md`.
+/// in `docs/src/calibration.md`.
 #[test]
 fn spread_between_processes_is_generated_from_the_corpus() {
     let generated = script("process_spread.py", &["tests/corpus/nvidia-h100-80gb-hbm3-cc90-132sm-79gib"]);
@@ -98,19 +98,19 @@ fn spread_between_processes_is_generated_from_the_corpus() {
     let private = script("process_spread.py", &["tests/corpus", "l2_bandwidth/private:bandwidth"]);
     let row = private.lines().nth(2).unwrap();
     let gap = row.trim_end_matches(" |").rsplit("| ").next().unwrap();
-    figures_stand_in(&format!("largest gap between two runs: span up to {gap}"), &["docs/src/verdicts.md"]);
+    figures_stand_in(&format!("largest gap between two runs: span up to {gap}"), &["docs/src/calibration.md"]);
 }
 
 /// The levels processes of one card land on, and how one copy of a target against many moves
-/// their spread, in `docs/src/verdicts.md`: `scripts/process_spread.py` on
+/// their spread, in `docs/src/calibration.md`: `scripts/process_spread.py` on
 /// `tests/fixtures/recorded/process-levels/`.
 #[test]
 fn process_levels_are_generated_from_their_runs() {
     let at = |file: &str| format!("tests/fixtures/recorded/process-levels/{file}.tar.xz");
     let (family, alone) = (at("banks-family"), at("banks-alone"));
     let levels = script("process_spread.py", &["--levels", &family, &alone, "shared_banks/threads=256:stride=4"]);
-    assert_generated("docs/src/verdicts.md", "| processes of | metric | processes |", &levels);
-    let rows = table("docs/src/verdicts.md", "| copies of the target (`GPUBENCH_PLACEMENTS`)");
+    assert_generated("docs/src/calibration.md", "| processes of | metric | processes |", &levels);
+    let rows = table("docs/src/calibration.md", "| copies of the target (`GPUBENCH_PLACEMENTS`)");
     let metrics = ["atomics/cas:distinct", "l2_bandwidth/private:bandwidth"];
     for (copies, file) in [("default", "placements-default"), ("one", "placements-1")] {
         let printed = script("process_spread.py", &[&at(file), metrics[0], metrics[1]]);
@@ -128,18 +128,18 @@ fn process_levels_are_generated_from_their_runs() {
 }
 
 /// The card of the H200 corpus whose distinct-word atomics every other card sets apart, in
-/// `docs/src/verdicts.md`.
+/// `docs/src/calibration.md`.
 #[test]
 fn the_card_apart_is_the_corpus_card_apart() {
     let printed = script(
         "process_spread.py",
         &["--cards", "tests/corpus/nvidia-h200-cc90-132sm-140gib", "atomics/add_u32/distinct:ops_per_s"],
     );
-    assert_generated("docs/src/verdicts.md", "| card | runs | `atomics/add_u32/distinct:ops_per_s`", &printed);
+    assert_generated("docs/src/calibration.md", "| card | runs | `atomics/add_u32/distinct:ops_per_s`", &printed);
 }
 
-/// The figures of the class baselines in "What it measures", "Baselines and verdicts" and the
-/// harness chapter.
+/// The figures of the class baselines in "What it measures", "Baselines and verdicts", "How the
+/// verdict rule was calibrated" and the harness chapter.
 #[test]
 fn baseline_figures_are_the_committed_runs_figures() {
     let printed = script(
@@ -150,7 +150,10 @@ fn baseline_figures_are_the_committed_runs_figures() {
         ],
     );
     assert!(printed.lines().count() >= 20, "{printed}");
-    figures_stand_in(&printed, &["docs/src/measures.md", "docs/src/verdicts.md", "docs/src/harness-overhead.md"]);
+    figures_stand_in(
+        &printed,
+        &["docs/src/measures.md", "docs/src/verdicts.md", "docs/src/calibration.md", "docs/src/harness-overhead.md"],
+    );
 }
 
 /// The figures of the dissect chapter from the committed dissect runs.
@@ -161,7 +164,7 @@ fn dissect_figures_are_the_committed_runs_figures() {
     figures_stand_in(&printed, &["docs/src/dissect.md"]);
 }
 
-/// The before/after job of "Baselines and verdicts" is the recorded one
+/// The before/after job of "How the verdict rule was calibrated" is the recorded one
 /// (`tests/fixtures/recorded/upgrade-jobs.tar.xz`, `upgrade-before-after/`).
 #[test]
 fn the_before_after_job_in_the_book_is_the_recorded_one() {
@@ -176,6 +179,6 @@ fn the_before_after_job_in_the_book_is_the_recorded_one() {
     }
     let line = report.lines().find(|l| l.contains("runs of A")).expect("the card's line");
     let counts = line.split_once(": ").unwrap().1;
-    figures_stand_in(&format!("card: {counts}"), &["docs/src/verdicts.md"]);
+    figures_stand_in(&format!("card: {counts}"), &["docs/src/calibration.md"]);
     assert!(report.contains("NVRTC 12.9") && report.contains("per-card baselines `before`"), "{report}");
 }

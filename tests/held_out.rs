@@ -61,7 +61,7 @@ fn within_5(c: &Comparison) -> f64 {
 /// Against the card's own two other runs, 0 REGRESSED with either, 96-98 % detectable to 5 %:
 /// two runs on `shared_banks/threads=256:stride=4`'s other level, +2.67 % against a Student band
 /// of 2.6 %, are within the largest change between two runs of a card that the class's runs
-/// show (`docs/src/verdicts.md`).
+/// show (`docs/src/calibration.md`).
 #[test]
 fn cards_the_committed_class_never_saw_raise_no_alarm() {
     let class = h200_class();
