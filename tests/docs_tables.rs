@@ -101,28 +101,37 @@ fn spread_between_processes_is_generated_from_the_corpus() {
     figures_stand_in(&format!("largest gap between two runs: span up to {gap}"), &["docs/src/calibration.md"]);
 }
 
-/// The levels processes of one card land on, and how one copy of a target against many moves
-/// their spread, in `docs/src/calibration.md`: `scripts/process_spread.py` on
-/// `tests/fixtures/recorded/process-levels/`.
+/// The levels processes of one card land on, and how one copy of a target against many, and
+/// copies in one allocation against sixteen, move their spread, in `docs/src/calibration.md`:
+/// `scripts/process_spread.py` on `tests/fixtures/recorded/process-levels/`.
 #[test]
 fn process_levels_are_generated_from_their_runs() {
     let at = |file: &str| format!("tests/fixtures/recorded/process-levels/{file}.tar.xz");
     let (family, alone) = (at("banks-family"), at("banks-alone"));
     let levels = script("process_spread.py", &["--levels", &family, &alone, "shared_banks/threads=256:stride=4"]);
     assert_generated("docs/src/calibration.md", "| processes of | metric | processes |", &levels);
-    let rows = table("docs/src/calibration.md", "| copies of the target (`GPUBENCH_PLACEMENTS`)");
     let metrics = ["atomics/cas:distinct", "l2_bandwidth/private:bandwidth"];
-    for (copies, file) in [("default", "placements-default"), ("one", "placements-1")] {
-        let printed = script("process_spread.py", &[&at(file), metrics[0], metrics[1]]);
-        for (line, metric) in printed.lines().skip(2).zip(metrics) {
-            // | `metric` | cards | spread (median over cards) | largest | gap |
-            let cells: Vec<&str> = line.split(" | ").collect();
-            let (spread, gap) = (cells[2], cells[4].trim_end_matches(" |"));
-            assert!(
-                rows.iter().any(|r| r.starts_with(&format!("| {copies}"))
-                    && r.contains(&format!("`{metric}` | {spread} | {gap} |"))),
-                "no row of {copies} copies, `{metric}`, {spread}, {gap} in {rows:#?}"
-            );
+    let tables = [
+        (
+            "| copies of the target (`GPUBENCH_PLACEMENTS`)",
+            [("default", "placements-default"), ("one", "placements-1")],
+        ),
+        ("| allocations holding the copies", [("one", "allocations-1"), ("sixteen", "allocations-16")]),
+    ];
+    for (head, arms) in tables {
+        let rows = table("docs/src/calibration.md", head);
+        for (arm, file) in arms {
+            let printed = script("process_spread.py", &[&at(file), metrics[0], metrics[1]]);
+            for (line, metric) in printed.lines().skip(2).zip(metrics) {
+                // | `metric` | cards | spread (median over cards) | largest | gap |
+                let cells: Vec<&str> = line.split(" | ").collect();
+                let (spread, gap) = (cells[2], cells[4].trim_end_matches(" |"));
+                assert!(
+                    rows.iter().any(|r| r.starts_with(&format!("| {arm}"))
+                        && r.contains(&format!("`{metric}` | {spread} | {gap} |"))),
+                    "no row of {arm}, `{metric}`, {spread}, {gap} in {rows:#?}"
+                );
+            }
         }
     }
 }
