@@ -101,8 +101,8 @@ fn spread_between_processes_is_generated_from_the_corpus() {
     figures_stand_in(&format!("largest gap between two runs: span up to {gap}"), &["docs/src/calibration.md"]);
 }
 
-/// The levels processes of one card land on, and how one copy of a target against many, and
-/// copies in one allocation against sixteen, move their spread, in `docs/src/calibration.md`:
+/// The levels processes of one card land on, and how one copy of a target against many, copies
+/// in one allocation against sixteen, and eager against lazy module loading move their spread, in `docs/src/calibration.md`:
 /// `scripts/process_spread.py` on `tests/fixtures/recorded/process-levels/`.
 #[test]
 fn process_levels_are_generated_from_their_runs() {
@@ -117,6 +117,7 @@ fn process_levels_are_generated_from_their_runs() {
             [("default", "placements-default"), ("one", "placements-1")],
         ),
         ("| allocations holding the copies", [("one", "allocations-1"), ("sixteen", "allocations-16")]),
+        ("| module loading", [("lazy", "loading-lazy"), ("eager", "loading-eager")]),
     ];
     for (head, arms) in tables {
         let rows = table("docs/src/calibration.md", head);
