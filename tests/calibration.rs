@@ -242,7 +242,7 @@ fn false_alarms_under(slug: &str, build: Build, rule: &Rule) -> Alarms {
 /// below the others, and `l2_bandwidth/private` runs up to 6 % apart on one card), and fifteen
 /// other cards judged against them: no class alarm; one same-card alarm, CAS without
 /// contention 2.07 % low against the card's two other runs (band below the minimum effect,
-/// 2.0 %: the class's nine runs of it spread by 0.4 %, where the runs of the other cards spread
+/// 2.0 %: the class's nine runs of it spread by 0.23 %, where the runs of the other cards spread
 /// by up to 3 %). (With two cards of two runs among the three, GPU-0f69b0f1 and e245fb37, a
 /// second: `l2_bandwidth/private` 2.93 % low against five runs of GPU-875e8a51, band 2.8 %.)
 #[test]
