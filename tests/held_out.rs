@@ -61,7 +61,7 @@ fn within_5(c: &Comparison) -> f64 {
 /// Against the card's own two other runs, 0 REGRESSED with either, 96-98 % detectable to 5 %:
 /// two runs on `shared_banks/threads=256:stride=4`'s other level, +2.67 % against a Student band
 /// of 2.6 %, are within the largest change between two runs of a card that the class's runs
-/// show (`docs/src/calibration.md`).
+/// show. The per-card figures are the table of `docs/src/calibration.md`.
 #[test]
 fn cards_the_committed_class_never_saw_raise_no_alarm() {
     let class = h200_class();
@@ -70,8 +70,10 @@ fn cards_the_committed_class_never_saw_raise_no_alarm() {
     let each = Rule::default();
     let whole = Rule { confidence_scope: ConfidenceScope::Comparison, ..Rule::default() };
     let mut same_card_alarms = Vec::new();
+    let mut rows = Vec::new();
     for (uuid, runs) in &cards {
         assert_eq!(runs.len(), 3, "{uuid}");
+        let mut row = Row::default();
         assert!(class.runs.iter().all(|r| &r.gpu.uuid != uuid), "{uuid} is held out");
         for (i, run) in runs.iter().enumerate() {
             let (a, b) = (judge(&class, run, &each), judge(&class, run, &whole));
@@ -83,12 +85,16 @@ fn cards_the_committed_class_never_saw_raise_no_alarm() {
                 count(&a, Verdict::Insensitive),
                 count(&b, Verdict::Insensitive)
             );
+            row.class.push((count(&a, Verdict::Regressed), within_5(&a), count(&a, Verdict::Insensitive)));
             assert_eq!((count(&a, Verdict::Regressed), count(&b, Verdict::Regressed)), (0, 0), "{uuid} run {i}");
             assert!(count(&a, Verdict::Insensitive) <= 2 && within_5(&a) > 0.89, "{uuid} run {i}: {}", within_5(&a));
             assert!(within_5(&b) > 0.80 && within_5(&b) < within_5(&a), "{uuid} run {i}: {}", within_5(&b));
             let card = others_baseline(runs, i, &class);
             for rule in [&each, &whole] {
                 let c = judge(&card, run, rule);
+                if rule.confidence_scope == each.confidence_scope {
+                    row.own.push((count(&c, Verdict::Regressed), within_5(&c)));
+                }
                 eprintln!("{} run {i}: same card {:.3} detectable to 5 %", &uuid[..12], within_5(&c));
                 for m in c.metrics.iter().filter(|m| m.verdict == Verdict::Regressed) {
                     eprintln!("  same card REGRESSED {}: {}", m.key(), m.reason);
@@ -97,6 +103,45 @@ fn cards_the_committed_class_never_saw_raise_no_alarm() {
                 assert!(within_5(&c) > 0.95, "{uuid} run {i}: {}", within_5(&c));
             }
         }
+        rows.push(row.line(&uuid[..12], runs[0].gpu.board_part_number.as_deref().unwrap_or("-")));
     }
     assert!(same_card_alarms.is_empty(), "{same_card_alarms:?}");
+    let printed = format!("{HEADER}\n{}", rows.join("\n"));
+    eprintln!("{printed}");
+    let book = std::fs::read_to_string(root().join("docs/src/calibration.md")).unwrap();
+    assert!(book.contains(&printed), "docs/src/calibration.md lacks the held-out cards' table as printed:\n{printed}");
+}
+
+/// The held-out cards' table of `docs/src/calibration.md`.
+const HEADER: &str = "| held-out card | board | against the class: REGRESSED | detectable to 5 % | INSENSITIVE | against its two other runs: REGRESSED | detectable to 5 % |
+| --- | --- | ---: | ---: | ---: | ---: | ---: |";
+
+/// One card's three runs, each metric's confidence: against the class (REGRESSED, share
+/// detectable to 5 %, INSENSITIVE) and against its own two other runs (REGRESSED, share).
+#[derive(Default)]
+struct Row {
+    class: Vec<(usize, f64, usize)>,
+    own: Vec<(usize, f64)>,
+}
+
+impl Row {
+    fn line(&self, card: &str, board: &str) -> String {
+        let range = |v: Vec<f64>| {
+            let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
+            let (lo, hi) = (format!("{:.1}", 100.0 * lo), format!("{:.1}", 100.0 * hi));
+            if lo == hi { format!("{lo} %") } else { format!("{lo}-{hi} %") }
+        };
+        let counts = |v: Vec<usize>| {
+            let (lo, hi) = (v.iter().min().unwrap(), v.iter().max().unwrap());
+            if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") }
+        };
+        format!(
+            "| {card} | {board} | {} | {} | {} | {} | {} |",
+            counts(self.class.iter().map(|c| c.0).collect()),
+            range(self.class.iter().map(|c| c.1).collect()),
+            counts(self.class.iter().map(|c| c.2).collect()),
+            counts(self.own.iter().map(|c| c.0).collect()),
+            range(self.own.iter().map(|c| c.1).collect()),
+        )
+    }
 }
