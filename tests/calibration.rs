@@ -251,6 +251,7 @@ fn h100_false_alarms_against_baselines_learned_from_three_cards() {
     let a = false_alarms(H100, workflow);
     eprintln!("{}", a.summary("H100"));
     assert!(a.class == 0 && a.same <= 1, "{}", a.text);
+    book_states_alarms(THREE_CARDS, H100, &a, true);
 }
 
 /// H200, the three cards that span the cards of today's code (GPU-8c051c2a, ce787e6e, ed3c5504:
@@ -273,6 +274,7 @@ fn h200_false_alarms_against_baselines_learned_from_three_cards() {
     eprintln!("{}", a.summary("H200"));
     assert!(a.class == 0 && a.same <= 4, "{}", a.text);
     assert!(a.current_cards >= 17 && a.on_current_code == 0, "{}", a.text);
+    book_states_alarms(THREE_CARDS, H200, &a, true);
 }
 
 /// A rule with no family verdicts: what one metric that moved alone meets (it does not move
@@ -288,11 +290,20 @@ fn single_metric_rule() -> Rule {
 /// effect; the share of metrics detectable to 5 % against three cards is 88.7 % (H100) and
 /// 82.6 % (H200): the three cards span the levels of their class, and the between-card spread
 /// they show is the price of no class false alarm; 20 % is never PASS or INCONCLUSIVE.
-fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_5: f64) {
+fn single_metric_power(slug: &str, build: Build, min_same_card: f64, min_within_5: f64) -> Power {
     single_metric_power_under(slug, build, &single_metric_rule(), min_same_card, min_within_5)
 }
 
-fn single_metric_power_under(slug: &str, build: Build, rule: &Rule, min_same_card: f64, min_within_5: f64) {
+/// Shares of [`single_metric_power_under`]: 10 % shifts caught on the same card, 10 % shifts
+/// caught in the class where the stated detectable effect is below 10 %, metrics detectable to
+/// 5 % against the class.
+struct Power {
+    same_card: f64,
+    class_due: f64,
+    within_5: f64,
+}
+
+fn single_metric_power_under(slug: &str, build: Build, rule: &Rule, min_same_card: f64, min_within_5: f64) -> Power {
     let w = {
         let (by_card, current) = runs_by_card(slug);
         build(&by_card, &current)
@@ -338,18 +349,80 @@ fn single_metric_power_under(slug: &str, build: Build, rule: &Rule, min_same_car
     assert!(class_hit as f64 >= 0.999 * class_due as f64, "{slug}: {class_hit} of {class_due} class comparisons due");
     let share = within_5 as f64 / judged as f64;
     assert!(share >= min_within_5, "{slug}: {within_5} of {judged} metrics detectable to 5 % ({share:.3})");
+    Power { same_card: same_share, class_due: class_hit as f64 / class_due as f64, within_5: share }
+}
+
+/// The tables of "What the rule reaches" in `docs/src/verdicts.md`, by their top-left cell.
+const THREE_CARDS: &str = "three-card workflow";
+const EVERY_OTHER_CARD: &str = "`--cards 3` over every other card";
+const THREE_CARDS_COMPARISON: &str = "three-card workflow, confidence of the comparison";
+
+/// "H100" or "H200": the column of the class `slug` in those tables.
+fn model_of(slug: &str) -> &'static str {
+    if slug == H100 { "H100" } else { "H200" }
+}
+
+/// Asserts that `docs/src/verdicts.md`'s table `table` (named by its top-left cell) states
+/// `value` in the row whose label starts with `row`, in the column of the class `slug`: the
+/// cell is `value`, or `value` followed by words on what it counts.
+fn book_states(table: &str, row: &str, slug: &str, value: &str) {
+    let book = std::fs::read_to_string(recorded::root().join("docs/src/verdicts.md")).unwrap();
+    let cells = |line: &str| -> Vec<String> {
+        line.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect()
+    };
+    let lines: Vec<&str> = book
+        .lines()
+        .skip_while(|l| !l.starts_with(&format!("| {table} |")))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(!lines.is_empty(), "verdicts.md has no table headed `{table}`");
+    let model = model_of(slug);
+    let column = cells(lines[0]).iter().position(|c| c.starts_with(model)).expect("a column per model");
+    let line =
+        lines.iter().find(|l| cells(l)[0].starts_with(row)).unwrap_or_else(|| panic!("`{table}`: no row `{row}`"));
+    let cell = &cells(line)[column];
+    assert!(
+        cell == value || cell.starts_with(&format!("{value} ")),
+        "verdicts.md, `{table}`, {row}, {model}: the book says {cell}, the replay {value}"
+    );
+}
+
+/// A share as the book writes it: "99.6 %", "100 %".
+fn percent(share: f64) -> String {
+    let s = format!("{:.1}", 100.0 * share);
+    if s == "100.0" { "100 %".into() } else { format!("{s} %") }
+}
+
+/// The false alarms of `table`'s column for `slug`, as counted by [`false_alarms_under`].
+fn book_states_alarms(table: &str, slug: &str, a: &Alarms, confirmed: bool) {
+    book_states(table, "class false REGRESSED", slug, &a.class.to_string());
+    if confirmed {
+        book_states(table, "class REGRESSED that every other card confirms", slug, &a.confirmed.to_string());
+    }
+    book_states(table, "same-card false REGRESSED", slug, &a.same.to_string());
+}
+
+/// The power rows of `table`'s column for `slug`.
+fn book_states_power(table: &str, slug: &str, p: &Power, class_due: bool) {
+    book_states(table, "10 % single-metric shift caught, same card", slug, &percent(p.same_card));
+    if class_due {
+        book_states(table, "10 % caught where the stated detectable effect is below 10 %", slug, &percent(p.class_due));
+    }
+    book_states(table, "metrics detectable to 5 %", slug, &percent(p.within_5));
 }
 
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H100, workflow, 0.995, 0.88);
+    let p = single_metric_power(H100, workflow, 0.995, 0.88);
+    book_states_power(THREE_CARDS, H100, &p, true);
 }
 
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_are_caught_where_stated() {
-    single_metric_power(H200, workflow, 0.997, 0.82);
+    let p = single_metric_power(H200, workflow, 0.997, 0.82);
+    book_states_power(THREE_CARDS, H200, &p, true);
 }
 
 /// `run` with the metrics of `family` moved by 5 %, alternately worse and better (`only`: that
@@ -483,6 +556,7 @@ fn h100_false_alarms_against_baselines_learned_from_every_other_card() {
     let a = false_alarms(H100, workflow_every_other_card);
     eprintln!("{}", a.summary("H100"));
     assert!(a.class == 0 && a.same == 0, "{}", a.text);
+    book_states_alarms(EVERY_OTHER_CARD, H100, &a, true);
 }
 
 /// H200, the same over 25 cards and 81 runs: GPU-ce787e6e, left out, differs from every other
@@ -500,6 +574,7 @@ fn h200_false_alarms_against_baselines_learned_from_every_other_card() {
     eprintln!("{}", a.summary("H200"));
     assert!(a.class <= 1 && a.same <= 5, "{}", a.text);
     assert!(a.current_cards >= 17 && a.on_current_code <= 1, "{}", a.text);
+    book_states_alarms(EVERY_OTHER_CARD, H200, &a, true);
 }
 
 /// With the spreads of every other card: 10 % caught on the same card in 99.9 % of the
@@ -510,13 +585,15 @@ fn h200_false_alarms_against_baselines_learned_from_every_other_card() {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_against_spreads_of_every_other_card() {
-    single_metric_power(H100, workflow_every_other_card, 0.998, 0.91);
+    let p = single_metric_power(H100, workflow_every_other_card, 0.998, 0.91);
+    book_states_power(EVERY_OTHER_CARD, H100, &p, false);
 }
 
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_against_spreads_of_every_other_card() {
-    single_metric_power(H200, workflow_every_other_card, 0.998, 0.90);
+    let p = single_metric_power(H200, workflow_every_other_card, 0.998, 0.90);
+    book_states_power(EVERY_OTHER_CARD, H200, &p, false);
 }
 
 /// What no learning can beat: each metric's spreads as every recorded card of today's code
@@ -571,6 +648,9 @@ fn with_the_comparisons_confidence_the_three_card_workflow_raises_no_class_alarm
         let a = false_alarms_under(slug, workflow, &of_the_comparison(Rule::default()));
         eprintln!("{}", a.summary(slug));
         assert!(a.class == 0 && a.on_current_code <= same_card_alarms && a.current_cards >= 13, "{}", a.text);
-        single_metric_power_under(slug, workflow, &of_the_comparison(single_metric_rule()), same_card, within_5);
+        book_states_alarms(THREE_CARDS_COMPARISON, slug, &a, false);
+        let p =
+            single_metric_power_under(slug, workflow, &of_the_comparison(single_metric_rule()), same_card, within_5);
+        book_states_power(THREE_CARDS_COMPARISON, slug, &p, false);
     }
 }
