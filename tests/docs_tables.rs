@@ -102,7 +102,8 @@ fn spread_between_processes_is_generated_from_the_corpus() {
 }
 
 /// The levels processes of one card land on, and how one copy of a target against many, copies
-/// in one allocation against sixteen, and eager against lazy module loading move their spread, in `docs/src/calibration.md`:
+/// in one allocation against sixteen, eager against lazy module loading and private L2 slices
+/// by SM against by block move their spread, in `docs/src/calibration.md`:
 /// `scripts/process_spread.py` on `tests/fixtures/recorded/process-levels/`.
 #[test]
 fn process_levels_are_generated_from_their_runs() {
@@ -110,16 +111,23 @@ fn process_levels_are_generated_from_their_runs() {
     let (family, alone) = (at("banks-family"), at("banks-alone"));
     let levels = script("process_spread.py", &["--levels", &family, &alone, "shared_banks/threads=256:stride=4"]);
     assert_generated("docs/src/calibration.md", "| processes of | metric | processes |", &levels);
-    let metrics = ["atomics/cas:distinct", "l2_bandwidth/private:bandwidth"];
+    let two = ["atomics/cas:distinct", "l2_bandwidth/private:bandwidth"];
+    let private = ["l2_bandwidth/private:bandwidth", "l2_bandwidth/private:bytes_per_clk_per_sm"];
     let tables = [
         (
             "| copies of the target (`GPUBENCH_PLACEMENTS`)",
+            two,
             [("default", "placements-default"), ("one", "placements-1")],
         ),
-        ("| allocations holding the copies", [("one", "allocations-1"), ("sixteen", "allocations-16")]),
-        ("| module loading", [("lazy", "loading-lazy"), ("eager", "loading-eager")]),
+        ("| allocations holding the copies", two, [("one", "allocations-1"), ("sixteen", "allocations-16")]),
+        ("| module loading", two, [("lazy", "loading-lazy"), ("eager", "loading-eager")]),
+        (
+            "| private slices assigned by",
+            private,
+            [("the block's index", "slices-by-block"), ("the block's SM", "slices-by-sm")],
+        ),
     ];
-    for (head, arms) in tables {
+    for (head, metrics, arms) in tables {
         let rows = table("docs/src/calibration.md", head);
         for (arm, file) in arms {
             let printed = script("process_spread.py", &[&at(file), metrics[0], metrics[1]]);
