@@ -10,11 +10,13 @@
 //! [`peak_footprints`]).
 //! Under the full profile, a footprint sweep from 1 MiB to beyond the L2 and a finer block sweep.
 //!
-//! Placement: which L2 slices serve a footprint depends on the physical
-//! pages it lands on, fixed for a process. The regression footprints therefore have
-//! [`l2_placements`] copies spread over pages, and each sample reads the next copy (after one
-//! untimed launch that loads it into the L2), so that a run's median is taken over placements.
-//! The footprint sweep reads one buffer.
+//! Placement: the regression footprints have [`l2_placements`] copies spread over pages, and
+//! each sample reads the next copy (after one untimed launch that loads it into the L2), so that
+//! a run's median is taken over placements. The footprint sweep reads one buffer. What still
+//! moves `private` from one process to the next is which SM reads which slice: block `b` reads
+//! slice `b`, and the SM a block lands on differs between processes (slices given by `%smid`
+//! leave runs 0.40 % apart where these take levels 1.39 % apart; docs, "How the verdict rule was
+//! calibrated").
 //! Kernels: `kernels/l2_bandwidth.cu`.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -48,7 +50,7 @@ pub const SENTINEL: u32 = 0x9e37_79b9;
 /// that the measured samples (the last calls, after criterion's warm-up) read every copy once
 /// (`GPUBENCH_PLACEMENTS` overrides it). One process read `l2_bandwidth/private` within 0.01 %
 /// over its samples while processes on one card differed by 1.3-3.8 %, in a few discrete
-/// levels: the footprint's pages.
+/// levels: which SM reads which slice, not the footprint's pages (see the module's doc).
 pub fn l2_placements(sample_size: usize) -> u64 {
     placement_count(sample_size.max(2) as u64)
 }
