@@ -15,6 +15,8 @@
 //! baseline keeps three cards' runs, read once). Cards whose runs one baseline cannot hold with
 //! the rest (recorded with another kernel of a family) are judged, never learned from.
 
+#[path = "support/book.rs"]
+mod book;
 #[path = "support/judging.rs"]
 mod judging;
 #[path = "support/recorded.rs"]
@@ -163,18 +165,12 @@ fn model_of(slug: &str) -> &'static str {
 /// `value` in the row whose label starts with `row`, in the column of the class `slug`: the
 /// cell is `value`, or `value` followed by words on what it counts.
 fn book_states(table: &str, row: &str, slug: &str, value: &str) {
-    let book = std::fs::read_to_string(recorded::root().join("docs/src/verdicts.md")).unwrap();
     let cells = |line: &str| -> Vec<String> {
         line.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect()
     };
-    let lines: Vec<&str> = book
-        .lines()
-        .skip_while(|l| !l.starts_with(&format!("| {table} |")))
-        .take_while(|l| l.starts_with('|'))
-        .collect();
-    assert!(!lines.is_empty(), "verdicts.md has no table headed `{table}`");
+    let lines = book::table("docs/src/verdicts.md", &format!("| {table} |"));
     let model = model_of(slug);
-    let column = cells(lines[0]).iter().position(|c| c.starts_with(model)).expect("a column per model");
+    let column = cells(&lines[0]).iter().position(|c| c.starts_with(model)).expect("a column per model");
     let line =
         lines.iter().find(|l| cells(l)[0].starts_with(row)).unwrap_or_else(|| panic!("`{table}`: no row `{row}`"));
     let cell = &cells(line)[column];

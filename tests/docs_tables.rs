@@ -1,8 +1,13 @@
 //! Tables and figures in the book that a command generates from committed recordings are what
 //! that command prints now.
 
+#[path = "support/book.rs"]
+mod book;
+
 use std::path::Path;
 use std::process::Command;
+
+use book::{assert_generated, book, table};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,34 +26,6 @@ fn script(script: &str, args: &[&str]) -> String {
     };
     assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
-}
-
-fn book(page: &str) -> String {
-    std::fs::read_to_string(root().join(page)).unwrap()
-}
-
-/// The lines of the first table of `page` whose header starts with `header` (indented tables of
-/// list items included), without the indentation.
-/// Asserts that the table of `page` headed `header` is `generated`, line for line.
-fn assert_generated(page: &str, header: &str, generated: &str) {
-    assert_eq!(
-        table(page, header),
-        generated.lines().collect::<Vec<_>>(),
-        "regenerate the table with the command beside it"
-    );
-}
-
-fn table(page: &str, header: &str) -> Vec<String> {
-    let text = book(page);
-    let lines: Vec<String> = text
-        .lines()
-        .map(str::trim_start)
-        .skip_while(|l| !l.starts_with(header))
-        .take_while(|l| l.starts_with('|'))
-        .map(str::to_owned)
-        .collect();
-    assert!(!lines.is_empty(), "{page} has no table headed {header:?}");
-    lines
 }
 
 /// Every figure a script prints as "what: figure" stands in one of `pages`, as printed (line

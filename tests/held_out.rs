@@ -8,6 +8,8 @@
 //! class, and against a per-card baseline of the card's two other runs (the class baseline its
 //! prior), with each metric's confidence and with the comparison's.
 
+#[path = "support/book.rs"]
+mod book;
 #[path = "support/judging.rs"]
 mod judging;
 
@@ -108,8 +110,7 @@ fn cards_the_committed_class_never_saw_raise_no_alarm() {
     assert!(same_card_alarms.is_empty(), "{same_card_alarms:?}");
     let printed = format!("{HEADER}\n{}", rows.join("\n"));
     eprintln!("{printed}");
-    let book = std::fs::read_to_string(root().join("docs/src/calibration.md")).unwrap();
-    assert!(book.contains(&printed), "docs/src/calibration.md lacks the held-out cards' table as printed:\n{printed}");
+    book::assert_generated("docs/src/calibration.md", "| held-out card |", &printed);
 }
 
 /// The held-out cards' table of `docs/src/calibration.md`.
