@@ -10,6 +10,10 @@ use gpubench::config::Config;
 use gpubench::error::{Error, exit};
 use gpubench::results::{ResultsDocument, Summary};
 
+#[path = "support/second_run.rs"]
+mod second_run;
+use second_run::two_runs;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
@@ -231,7 +235,7 @@ fn disturbed(listed: bool) -> ResultsDocument {
 #[test]
 fn metrics_measured_beside_another_process_are_inconclusive_with_the_process_named() {
     use gpubench::verdict::{Rule, Side, Verdict, compare};
-    let base = [quick()];
+    let base = two_runs(&quick());
     let rule = Rule::default();
     // Unlisted, the slowdown reads as regressions: the test data can fail.
     let blind = [disturbed(false)];
@@ -251,7 +255,7 @@ fn metrics_measured_beside_another_process_are_inconclusive_with_the_process_nam
     }
     assert_eq!(c.exit_code(), exit::OK);
     // A baseline measured beside another process cannot judge a clean run either.
-    let c = compare(Side::of("b", &seen), Side::of("n", &base), &rule).unwrap();
+    let c = compare(Side::of("b", &two_runs(&seen[0])), Side::of("n", &base[..1]), &rule).unwrap();
     assert!(c.metrics.iter().all(|m| m.verdict == Verdict::Inconclusive && m.reason.starts_with("baseline: another")));
 }
 

@@ -17,12 +17,16 @@ use shifted::{quick_run, worsen};
 
 /// stream/triad 5 % slower (REGRESSED), stream/copy 5 % faster (IMPROVED), then one metric of
 /// each kind that is not judged, the regression renamed with [`NASTY`].
+#[path = "support/second_run.rs"]
+mod second_run;
+use second_run::two_runs;
+
 fn comparison() -> Comparison {
     let old = quick_run();
     let mut new = old.clone();
     worsen(&mut new, "stream/triad", 0.05);
     worsen(&mut new, "stream/copy", -0.05);
-    let (old, new) = (vec![old], vec![new]);
+    let (old, new) = (two_runs(&old), vec![new]);
     let mut c = compare(Side::of("baseline", &old), Side::of("new", &new), &Rule::default()).unwrap();
     let triad = c.metrics.iter_mut().find(|m| m.benchmark == "stream/triad").unwrap();
     assert_eq!(triad.verdict, Verdict::Regressed, "{}", triad.reason);

@@ -10,6 +10,10 @@ use gpubench::results::ResultsDocument;
 use gpubench::verdict::calibrate::shifted;
 use gpubench::verdict::{Comparison, Rule, Side, Verdict, compare};
 
+#[path = "support/second_run.rs"]
+mod second_run;
+use second_run::two_runs;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -20,12 +24,7 @@ fn h200_default() -> ResultsDocument {
 }
 
 fn judged(old: &ResultsDocument, new: &ResultsDocument) -> Comparison {
-    compare(
-        Side::of("baseline", std::slice::from_ref(old)),
-        Side::of("new", std::slice::from_ref(new)),
-        &Rule::default(),
-    )
-    .unwrap()
+    compare(Side::of("baseline", &two_runs(old)), Side::of("new", std::slice::from_ref(new)), &Rule::default()).unwrap()
 }
 
 /// The summary's length in characters, and that every REGRESSED metric is named in it.

@@ -10,6 +10,10 @@ use gpubench::report::{TableOptions, comparison_json, junit, markdown, verdict_r
 use gpubench::results::{Better, ResultsDocument, Summary};
 use gpubench::verdict::{Comparison, FailOn, Level, Rule, Side, Verdict, check_comparable, compare};
 
+#[path = "support/second_run.rs"]
+mod second_run;
+use second_run::two_runs;
+
 fn run() -> ResultsDocument {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-default-run.json");
     ResultsDocument::read(&path).unwrap()
@@ -122,11 +126,15 @@ fn a_run_without_kernel_clock_after_a_clock_drop_is_inconclusive_not_regressed()
             m.samples.iter_mut().for_each(|v| *v *= 1.1);
         }
     }
-    let c = judge(std::slice::from_ref(&doc), &[new]);
+    let c = judge(&two_runs(&doc), &[new]);
     let ns: Vec<_> = c.metrics.iter().filter(|m| m.unit == "ns").collect();
     assert!(!ns.is_empty());
     assert_eq!(c.counts.regressed, 0, "{}", c.counts.line());
-    for m in ns {
+    // Every 10 % that lies beyond its band (one of a noisy metric's two runs may lie far
+    // from the other) is put down to a clock the run cannot rule out.
+    let beyond: Vec<_> = ns.into_iter().filter(|m| m.threshold.is_some_and(|t| t < 0.09)).collect();
+    assert!(beyond.len() >= 10, "{}", beyond.len());
+    for m in beyond {
         assert_eq!(m.verdict, Verdict::Inconclusive, "{}: {}", m.key(), m.reason);
         assert!(m.reason.contains("no kernel clock"), "{}", m.reason);
     }

@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 
 mod common;
 
-use common::{BIN, fixture, regressed_copy};
+use common::{BIN, fixture, regressed_copy, two_run_baseline};
 
 /// Runs the CLI in `dir` with stdout a pipe whose read end is already closed.
 fn run_into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
@@ -36,13 +36,15 @@ fn every_offline_command_survives_a_closed_stdout_with_its_own_exit_code() {
     let quick = quick.to_str().unwrap();
     let regressed = regressed_copy(dir.path());
     let regressed = regressed.to_str().unwrap();
+    let two = two_run_baseline(dir.path());
+    let two = two.to_str().unwrap();
     let h100_path = common::recorded_h100_default(dir.path(), "h100-default.json");
     let h100 = h100_path.to_string_lossy().into_owned();
     let o = run_into_closed_pipe(dir.path(), &["baseline", "save", quick, "--name", "piped"]);
     assert_code(&["baseline", "save"], &o, 0);
     let cases: Vec<(Vec<&str>, i32)> = vec![
-        (vec!["compare", quick, regressed, "--json"], 1),
-        (vec!["compare", quick, regressed], 1),
+        (vec!["compare", two, regressed, "--json"], 1),
+        (vec!["compare", two, regressed], 1),
         (vec!["compare", quick, quick, "--json"], 0),
         (vec!["compare", quick, quick, "--all"], 0),
         (vec!["report", quick], 0),

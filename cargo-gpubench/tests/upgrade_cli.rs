@@ -44,7 +44,7 @@ fn help_explains_both_forms_nvrtc_and_the_exit_codes() {
         "--b-env <KEY=VALUE>",
         "--rounds <N>",
         "--before <NAME>",
-        "--save-baseline before --per-gpu",
+        "--save-baseline before --append --per-gpu",
         "LD_LIBRARY_PATH",
         "machine code identical: not a compiler change",
         "11 REGRESSED with identical machine code",

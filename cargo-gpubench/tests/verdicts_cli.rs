@@ -6,13 +6,18 @@ use std::process::{Command, Output};
 
 mod common;
 
-use common::{BIN, assert_exit, assert_one_error_line, fixture, regressed_copy, run, stderr, stdout};
+use common::{BIN, assert_exit, assert_one_error_line, fixture, regressed_copy, run, stderr, stdout, two_run_baseline};
 
 #[test]
 fn identical_runs_compare_clean() {
     let dir = tempfile::tempdir().unwrap();
     let f = fixture("h200-quick-run.json");
     let o = run(dir.path(), &["compare", f.to_str().unwrap(), f.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    // One run against one run of the card: nothing moved, and nothing could be stated.
+    assert!(stdout(&o).contains("\ndetects:  not judged: 42;"), "{}", stdout(&o));
+    let b = two_run_baseline(dir.path());
+    let o = run(dir.path(), &["compare", b.to_str().unwrap(), f.to_str().unwrap()]);
     assert_exit(&o, 0);
     let out = stdout(&o);
     assert!(out.contains("stack:    same stack: driver 580.159.04, CUDA 13.0, NVRTC 13.0"), "{out}");
@@ -24,7 +29,7 @@ fn identical_runs_compare_clean() {
 fn a_regression_exits_1_and_writes_every_report() {
     let dir = tempfile::tempdir().unwrap();
     let new = regressed_copy(dir.path());
-    let old = fixture("h200-quick-run.json");
+    let old = two_run_baseline(dir.path());
     let o = run(
         dir.path(),
         &[
@@ -42,7 +47,7 @@ fn a_regression_exits_1_and_writes_every_report() {
     assert_exit(&o, 1);
     let out = stdout(&o);
     let row = out.lines().find(|l| l.contains("stream/triad")).expect("a row for stream/triad");
-    assert!(row.contains("REGRESSED") && row.contains("-5.00%"), "{row}");
+    assert!(row.contains("REGRESSED") && row.contains("-5.01%"), "{row}");
     assert!(out.contains("\nverdicts: 1 REGRESSED, 0 IMPROVED, 0 INCONCLUSIVE, 41 PASS of 42\n"), "{out}");
     let md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
     assert!(md.starts_with("## gpubench: REGRESSED"));
@@ -64,7 +69,7 @@ fn a_regression_exits_1_and_writes_every_report() {
 fn json_on_stdout_keeps_the_table_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let new = regressed_copy(dir.path());
-    let old = fixture("h200-quick-run.json");
+    let old = two_run_baseline(dir.path());
     let o = run(dir.path(), &["compare", "--json", old.to_str().unwrap(), new.to_str().unwrap()]);
     assert_exit(&o, 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
@@ -192,7 +197,14 @@ fn baselines_are_saved_listed_shown_and_compared_offline() {
     let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib/r580.json", r]);
     assert_exit(&o, 0);
     assert!(stdout(&o).contains("3 runs, newest at"), "{}", stdout(&o));
+    // One run of the card in the class baseline, one new: the change is INCONCLUSIVE, and
+    // the warning says how to get a verdict.
     let new = regressed_copy(dir.path());
+    let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib/class.json", new.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("`cargo gpubench --save-baseline --append`"), "{}", stdout(&o));
+    let o = run(dir.path(), &["baseline", "save", r, "--append", "--force"]);
+    assert_exit(&o, 0);
     let o = run(dir.path(), &["compare", "baselines/nvidia-h200-cc90-132sm-140gib/class.json", new.to_str().unwrap()]);
     assert_exit(&o, 1);
 }

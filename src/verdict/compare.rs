@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::boards::Boards;
 use super::contamination;
-use super::decide::{BandInputs, DETECTION_POWER_Z, Gate, Stats, decide};
+use super::decide::{BandInputs, DETECTION_POWER_Z, Gate, ONE_RUN_EACH, Stats, decide};
 use super::family::{self, FamilyRule, FamilyVerdict, Member};
 use super::gate::{self, Prepared};
 use super::level::{self, Level};
@@ -172,6 +172,13 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         not_run,
         warnings: warnings(old_run, new_run, baseline.runs, &boards),
     };
+    let unknown = comparison.metrics.iter().filter(|m| m.reason.contains(ONE_RUN_EACH)).count();
+    if unknown > 0 {
+        comparison.warnings.push(format!(
+            "{unknown} {} moved beyond the minimum effect, but the baseline holds one run of this card, the new side one, and no run-to-run spread: a process's own level cannot be told from a change, so none is REGRESSED or IMPROVED (save two more runs: `cargo gpubench --save-baseline --append`)",
+            if unknown == 1 { "metric" } else { "metrics" }
+        ));
+    }
     comparison.recount();
     Ok(comparison)
 }
@@ -368,7 +375,10 @@ fn assess(
         run_envelope: spreads.run_envelope,
     };
     // The new side: one value per run on the same card; one card for a class comparison.
-    let n_new = if reference.level == Level::SameCard { c_runs.len() } else { 1 };
+    let same_card = reference.level == Level::SameCard;
+    let n_new = if same_card { c_runs.len() } else { 1 };
+    let learned = if same_card { learned.or_new_runs(c_runs) } else { learned };
+    let run_spread_unknown = same_card && learned.run_spread_unknown();
     // A run's median carries its own sampling error, the standard error of the median of its
     // samples: a floor under the run-to-run spread, learned or not. Runs of a noisy metric
     // (atomics under contention: 5 % between samples) scatter by that much between processes
@@ -390,6 +400,9 @@ fn assess(
     r.reference_n = Some(band.k);
     r.ratio = Some(ratio);
     let (threshold, detectable) = bounds(&mut r, &band, minimum);
+    if run_spread_unknown {
+        r.detectable = None;
+    }
 
     // One side timed by the kernel's own clock, the other only by NVML (whose reading may be
     // stale): a change of the SM clock cannot be ruled out.
@@ -424,6 +437,7 @@ fn assess(
         excluded_note: (!excluded.is_empty()).then(|| excluded.join(", ")),
         family: old.family.clone(),
         unseen_board: (level == Level::Class).then(|| boards.unseen().map(str::to_string)).flatten(),
+        run_spread_unknown,
         family_member,
         band_inputs: inputs,
         chance,

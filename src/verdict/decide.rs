@@ -22,6 +22,9 @@ pub(super) enum Gate {
     Clock(f64, String),
 }
 
+/// Why a same-card change is INCONCLUSIVE where no run-to-run spread is known.
+pub(super) const ONE_RUN_EACH: &str = "one run of this card on each side and no run-to-run spread learned: a process's own level cannot be told from a change";
+
 /// The normal quantile of 90 % power: the detectable effect is the threshold plus this many
 /// standard deviations of the new side's median.
 pub(super) const DETECTION_POWER_Z: f64 = 1.281_551_565_5;
@@ -47,6 +50,9 @@ pub(super) struct Stats {
     pub(super) family: String,
     /// A class comparison of a card whose board the baseline holds no card of.
     pub(super) unseen_board: Option<String>,
+    /// A same-card comparison with no run-to-run spread of the metric, learned or of the new
+    /// side's runs ([`super::level::Learned::run_spread_unknown`]).
+    pub(super) run_spread_unknown: bool,
     /// The metric's share in its family's verdict ([`super::family`]), where its gate
     /// leaves the values as measured (no throttling, clocks within the tolerance).
     pub(super) family_member: Option<Member>,
@@ -134,6 +140,10 @@ pub(super) fn decide(
     let decided = matches!(verdict, Verdict::Regressed | Verdict::Improved);
     if decided && st.level == Level::OtherCard {
         reason = format!("the baseline holds one other card, between-card spread unknown: {reason}");
+        verdict = Verdict::Inconclusive;
+    }
+    if decided && st.run_spread_unknown {
+        reason = format!("{ONE_RUN_EACH}: {reason}");
         verdict = Verdict::Inconclusive;
     }
     if let (true, Some(board)) = (decided, &st.unseen_board) {

@@ -153,6 +153,31 @@ pub(crate) struct Learned {
     pub run_envelope: Option<f64>,
 }
 
+impl Learned {
+    /// On the same card where the baseline learned no run-to-run spread of the metric (one run
+    /// of the card and no class baseline's spreads to lend it one), the new side's own: the
+    /// spread of its `new` run medians about their mean and the largest change between two of
+    /// them, where it has two runs or more. Under no change both sides' runs are runs of one
+    /// card, so the new side's scatter is as good a measure of how far a run strays as the
+    /// baseline's; where the baseline has one of its own it stands as learned.
+    pub(crate) fn or_new_runs(mut self, new: &[f64]) -> Self {
+        if self.run.is_none() && new.len() >= 2 {
+            let runs = vec![new.to_vec()];
+            self.run = pooled_spread(runs.iter()).map(|(sd, df)| Spread { sd, df: f64::from(df) });
+            let (lo, hi) = new.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+            self.run_envelope = (lo > 0.0 && hi.is_finite()).then(|| hi / lo - 1.0);
+        }
+        self
+    }
+
+    /// Whether the run-to-run spread of the metric is unknown: nothing learned of how far a run
+    /// strays from another (no run spread, no envelope). A same-card change then cannot be told
+    /// from the level a process happens to land on.
+    pub(crate) fn run_spread_unknown(&self) -> bool {
+        self.run.is_none() && self.run_envelope.is_none()
+    }
+}
+
 /// Two-sided Student quantile at `confidence` on `df` degrees of freedom (rounded down, so the
 /// band is never narrower than the exact one); the normal quantile below one.
 pub(super) fn quantile(confidence: f64, df: f64) -> f64 {
@@ -250,6 +275,21 @@ pub(super) mod tests {
         assert_eq!(df, 2);
         assert!((s - expect).abs() < 1e-12, "{s} vs {expect}");
         assert_eq!(pooled_spread([vec![1.0]].iter()), None);
+    }
+
+    #[test]
+    fn the_new_runs_stand_in_for_a_run_spread_the_baseline_lacks() {
+        // One new run and nothing learned: unknown.
+        assert!(Learned::default().or_new_runs(&[100.0]).run_spread_unknown());
+        // Two new runs 2 % apart: their spread on one degree of freedom, their gap the envelope.
+        let l = Learned::default().or_new_runs(&[100.0, 102.0]);
+        let run = l.run.unwrap();
+        assert_eq!(run.df, 1.0);
+        assert!((run.sd - (2.0f64 * (1.0 / 101.0f64).powi(2)).sqrt()).abs() < 1e-12, "{run:?}");
+        assert!((l.run_envelope.unwrap() - 0.02).abs() < 1e-12 && !l.run_spread_unknown());
+        // A spread the baseline learned stands.
+        let learned = Learned { run: Some(Spread { sd: 0.005, df: 8.0 }), ..Learned::default() };
+        assert_eq!(learned.or_new_runs(&[100.0, 110.0]), learned);
     }
 
     #[test]

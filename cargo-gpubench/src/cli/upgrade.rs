@@ -19,8 +19,11 @@ Forms:
   runs are the baseline of B's, judged with the run as the unit.
 
   Before/after on the same card (a driver upgrade, which cannot happen inside one job):
-    cargo gpubench --save-baseline before --per-gpu --device all    # before the upgrade
-    cargo gpubench upgrade --before before --device all             # after it
+    cargo gpubench --save-baseline before --append --per-gpu --device all   # three times, before
+    cargo gpubench upgrade --before before --device all                       # after the upgrade
+  One run before shows nothing of how far runs stray (some metrics take one of a few levels
+  per process); three show more, and a per-card baseline takes the spreads of the folder's
+  class baseline, where there is one, as its prior.
 
 NVRTC: cudarc opens NVRTC by name (libnvrtc.so, libnvrtc.so.13, libnvrtc.so.12). For --a-nvrtc
 LIB the job links LIB under each of those names in a folder it puts first on the runs'

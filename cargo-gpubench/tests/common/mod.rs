@@ -78,3 +78,19 @@ pub fn regressed_copy(dir: &Path) -> PathBuf {
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     path
 }
+
+#[path = "../../../tests/support/second_run.rs"]
+mod second_run;
+
+/// A baseline file (`two-runs.json` in `dir`) of the recorded H200 quick run and a second run
+/// drawn from its samples ([`second_run::two_runs`]): one run against one run of a card decides
+/// nothing, so a test of what a verdict does needs a baseline of two.
+pub fn two_run_baseline(dir: &Path) -> PathBuf {
+    use gpubench::baseline::{Baseline, BaselineKey};
+    let run = gpubench::results::ResultsDocument::read(&fixture("h200-quick-run.json")).unwrap();
+    let key = BaselineKey { class: run.gpu.class_key(), uuid: None, name: Some("two-runs".into()) };
+    let b = Baseline::from_runs(&key, second_run::two_runs(&run), run.created_unix_s + 120).unwrap();
+    let path = dir.join("two-runs.json");
+    std::fs::write(&path, serde_json::to_vec(&b).unwrap()).unwrap();
+    path
+}
