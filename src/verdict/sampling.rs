@@ -3,8 +3,9 @@
 //! run, the larger of the two sides. Where the baseline has one run per card it is the only
 //! measure of a run's error; where it has several, the learned run-to-run spread rests on a
 //! few pairs of runs, which may agree by chance on a metric whose samples scatter by several
-//! percent. For samples that step through placements (not independent) the floor lies above
-//! the true error of a median and costs some power, not false alarms.
+//! percent. Samples that step through placements correlate with their neighbours (H200
+//! atomics: 0.4-0.5 at lag one), so there the floor lies below a median's true error, which
+//! the learned run spread carries (`docs/src/calibration.md`).
 
 use crate::stats::robust_relative_spread;
 
