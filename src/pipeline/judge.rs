@@ -169,6 +169,15 @@ impl Judge {
             if runs == 1 { "" } else { "s" },
             shown(&path)
         ));
+        let of_this_card = b.runs.iter().filter(|r| r.gpu.uuid == doc.gpu.uuid).count();
+        let lent = b.noise_model().prior_runs.is_some();
+        if of_this_card == 1 && !lent {
+            let name = key.name.as_deref().map(|n| format!(" {n}")).unwrap_or_default();
+            let per_gpu = if key.uuid.is_some() { " --per-gpu" } else { "" };
+            obs.note(&format!(
+                "one run of this card shows nothing of how far its runs stray, so a change against it is INCONCLUSIVE at most: `cargo gpubench --save-baseline{name} --append{per_gpu}` twice more gives three"
+            ));
+        }
         Ok(())
     }
 }
@@ -228,4 +237,50 @@ pub fn is_file_argument(value: &str) -> bool {
 /// The current folder.
 pub fn current_dir() -> Result<PathBuf> {
     std::env::current_dir().map_err(|e| Error::io(".", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Notes(Vec<String>);
+
+    impl Observer for Notes {
+        fn note(&mut self, line: &str) {
+            self.0.push(line.to_string());
+        }
+    }
+
+    #[test]
+    fn a_baseline_of_one_run_says_how_to_get_a_verdict() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc =
+            ResultsDocument::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-quick-run.json"))
+                .unwrap();
+        let place = Place { baseline_dir: Some(dir.path().join("baselines")), config: None };
+        let save = |append: bool, created: u64, notes: &mut Notes| {
+            let req = JudgeRequest {
+                place: place.clone(),
+                no_baseline: true,
+                save_baseline: Some("before".into()),
+                append,
+                ..JudgeRequest::default()
+            };
+            let judge = Judge::prepare(&req, &doc.gpu, dir.path(), notes).unwrap();
+            let run = ResultsDocument { created_unix_s: created, ..doc.clone() };
+            judge.save(&run, created, notes).unwrap();
+        };
+        let mut first = Notes::default();
+        save(false, doc.created_unix_s, &mut first);
+        assert!(
+            first.0.iter().any(|n| n.contains("`cargo gpubench --save-baseline before --append` twice more")),
+            "{:?}",
+            first.0
+        );
+        let mut second = Notes::default();
+        save(true, doc.created_unix_s + 60, &mut second);
+        assert!(second.0.iter().any(|n| n.contains("(2 runs)")), "{:?}", second.0);
+        assert!(!second.0.iter().any(|n| n.contains("twice more")), "{:?}", second.0);
+    }
 }
