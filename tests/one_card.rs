@@ -117,9 +117,9 @@ fn one_card_without_a_class_baseline() {
 /// The quickstart's steps on four H200s that no baseline held, on the GPU machine
 /// (`tests/fixtures/recorded/h200-first-hour.tar.xz`: per card `--save-baseline first` (r1),
 /// `--baseline first` (r2, its output `r2.log`), `--save-baseline first --append` twice (r3,
-/// r4), with a folder of no other baseline): r2 against r1 decides nothing where the CLI said
-/// so, every ordered pair of runs likewise, and each run against a baseline of the card's three
-/// others (no class) raises no REGRESSED.
+/// r4), with a folder of no other baseline): no ordered pair of a card's runs decides anything
+/// (r2 against r1 among them, as the CLI's `r2.log` shows), and each run against a baseline of
+/// the card's three others (no class) raises no REGRESSED.
 #[test]
 fn the_first_hour_on_four_h200s() {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded/h200-first-hour.tar.xz");
