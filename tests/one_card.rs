@@ -17,7 +17,7 @@ mod book;
 mod recorded;
 
 use gpubench::results::ResultsDocument;
-use gpubench::verdict::{Rule, Side, Verdict, compare};
+use gpubench::verdict::{Rule, Side, compare};
 use recorded::{RUNS_PER_CARD, code_of, runs_by_card};
 
 const CLASSES: [(&str, &str); 2] =
@@ -52,36 +52,44 @@ fn cards(slug: &str) -> Vec<Vec<ResultsDocument>> {
         .collect()
 }
 
-/// The comparisons of one form: `before` runs of a card's three against the rest.
-fn cases(cards: &[Vec<ResultsDocument>], before: usize) -> Vec<(Vec<ResultsDocument>, Vec<ResultsDocument>)> {
+/// Baseline and new run indices of one comparison.
+type Split = (Vec<usize>, Vec<usize>);
+
+/// The comparisons of one form on every card: `form(i, j, n)` picks the baseline runs and the
+/// new runs of a card of `n` runs, for each ordered pair `(i, j)`, or none.
+fn cases(
+    cards: &[Vec<ResultsDocument>],
+    form: fn(usize, usize, usize) -> Option<Split>,
+) -> Vec<(Vec<ResultsDocument>, Vec<ResultsDocument>)> {
     let mut out = Vec::new();
     for runs in cards {
-        for i in 0..runs.len() {
-            for j in 0..runs.len() {
-                let (old, new): (Vec<usize>, Vec<usize>) = match before {
-                    1 if i != j => (vec![i], vec![j]),
-                    1 => continue,
-                    _ if j == 0 => ((0..runs.len()).filter(|k| *k != i).take(before).collect(), vec![i]),
-                    _ => continue,
-                };
-                let pick = |ix: &[usize]| ix.iter().map(|k| runs[*k].clone()).collect::<Vec<_>>();
-                out.push((pick(&old), pick(&new)));
-            }
+        let n = runs.len();
+        for (old, new) in (0..n).flat_map(|i| (0..n).filter_map(move |j| form(i, j, n))) {
+            let pick = |ix: &[usize]| ix.iter().map(|k| runs[*k].clone()).collect::<Vec<_>>();
+            out.push((pick(&old), pick(&new)));
         }
     }
     out
 }
 
-/// One run before and the card's two others after.
-fn one_before_two_after(cards: &[Vec<ResultsDocument>]) -> Vec<(Vec<ResultsDocument>, Vec<ResultsDocument>)> {
-    let mut out = Vec::new();
-    for runs in cards {
-        for i in 0..runs.len() {
-            let after = runs.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, r)| r.clone()).collect();
-            out.push((vec![runs[i].clone()], after));
-        }
-    }
-    out
+/// Every run of `0..n` but `i`.
+fn others(i: usize, n: usize) -> Vec<usize> {
+    (0..n).filter(|k| *k != i).collect()
+}
+
+/// One run against another.
+fn one_against_one(i: usize, j: usize, _: usize) -> Option<Split> {
+    (i != j).then(|| (vec![i], vec![j]))
+}
+
+/// One run before and the card's other runs after.
+fn one_before_the_rest_after(i: usize, j: usize, n: usize) -> Option<Split> {
+    (j == 0).then(|| (vec![i], others(i, n)))
+}
+
+/// The card's other runs before and one after.
+fn the_rest_before_one_after(i: usize, j: usize, n: usize) -> Option<Split> {
+    (j == 0).then(|| (others(i, n), vec![i]))
 }
 
 #[test]
@@ -95,7 +103,11 @@ fn one_card_without_a_class_baseline() {
     for (model, slug) in CLASSES {
         let cards = cards(slug);
         header.push(format!("{model} ({} cards)", cards.len()));
-        let forms = [cases(&cards, 1), one_before_two_after(&cards), cases(&cards, 2)];
+        let forms = [
+            cases(&cards, one_against_one),
+            cases(&cards, one_before_the_rest_after),
+            cases(&cards, the_rest_before_one_after),
+        ];
         for ((label, cells), form) in rows.iter_mut().zip(&forms) {
             let t = tally(form);
             eprintln!("{model} {label}: {} of {} with a REGRESSED, {} decided", t.regressed, t.comparisons, t.decided);
@@ -139,9 +151,8 @@ fn the_first_hour_on_four_h200s() {
                 pairs += 1;
                 moved += usize::from(c.counts.inconclusive > 0);
             }
-            let others: Vec<ResultsDocument> =
-                runs.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, r)| r.clone()).collect();
-            let c = compare(Side::of("before", &others), Side::of("after", &runs[i..=i]), &Rule::default()).unwrap();
+            let rest: Vec<ResultsDocument> = others(i, runs.len()).into_iter().map(|k| runs[k].clone()).collect();
+            let c = compare(Side::of("before", &rest), Side::of("after", &runs[i..=i]), &Rule::default()).unwrap();
             eprintln!("{} r{} against its three others: {}", &uuid[..12], i + 1, c.counts.line());
             assert_eq!(c.counts.regressed, 0, "{uuid} r{}", i + 1);
         }

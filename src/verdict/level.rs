@@ -162,10 +162,9 @@ impl Learned {
     /// baseline's; where the baseline has one of its own it stands as learned.
     pub(crate) fn or_new_runs(mut self, new: &[f64]) -> Self {
         if self.run.is_none() && new.len() >= 2 {
-            let runs = vec![new.to_vec()];
-            self.run = pooled_spread(runs.iter()).map(|(sd, df)| Spread { sd, df: f64::from(df) });
-            let (lo, hi) = new.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-            self.run_envelope = (lo > 0.0 && hi.is_finite()).then(|| hi / lo - 1.0);
+            let card = super::noise::ByCard::from([(String::new(), new.to_vec())]);
+            self.run = pooled_spread(card.values()).map(|(sd, df)| Spread { sd, df: f64::from(df) });
+            self.run_envelope = super::noise::run_envelope(&card);
         }
         self
     }

@@ -406,7 +406,7 @@ fn mean(v: &[f64]) -> f64 {
 /// alike): a run on the other level than its card's reference runs is a jump of about three
 /// pooled spreads, just beyond a Student band at 99 %, and far likelier than one in a hundred.
 /// The runs of the class show the jump; the band takes it from them.
-fn run_envelope(cards: &ByCard) -> Option<f64> {
+pub(super) fn run_envelope(cards: &ByCard) -> Option<f64> {
     cards
         .values()
         .filter(|r| r.len() >= 2)
