@@ -353,7 +353,9 @@ fn h100_false_alarms_against_baselines_learned_from_every_other_card() {
 }
 
 /// H200, the same over 25 cards and 81 runs: GPU-ce787e6e, left out, differs from every other
-/// card (16 alarms, atomics 2.9-4.4 % low, what a class comparison is for) and raises the one
+/// card (46 alarms, atomics 2.9-4.4 % low against the class and DRAM-streaming loads 2.1-3.8 %
+/// low against the other cards of its board, what a class comparison is for; GPU-c153c7e8 and
+/// 0b22bb49 stray from their boards' other cards by 2-3 % in 11 more) and raises the one
 /// class alarm, `atomics/cas:distinct` 3.51 % low (band 3.4 %), that the baseline of every
 /// other card does not confirm; 5 same-card alarms (one run against the card's two others), all
 /// on cards of one launch per atomics sample, none on today's code: the runs of every other
@@ -371,10 +373,10 @@ fn h200_false_alarms_against_baselines_learned_from_every_other_card() {
 }
 
 /// With the spreads of every other card: 10 % caught on the same card in 99.9 % of the
-/// verdicts (H100 and H200), and 91.3 % and 90.2 % of metrics detectable to 5 % against
-/// the class (88.7 % and 82.6 % with three cards), near what the cards allow
-/// ([`the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards`]: 92.8 % and
-/// 94.2 %).
+/// verdicts (H100 and H200), and 91.3 % and 94.3 % of metrics detectable to 5 % against
+/// the class (88.7 % and 82.6 % with three cards): the H200 DRAM chases judged against the
+/// cards of the card's board, whose levels differ ([`the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards`]:
+/// 92.8 % and 98.4 % at best).
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h100_single_metric_shifts_against_spreads_of_every_other_card() {
@@ -385,7 +387,7 @@ fn h100_single_metric_shifts_against_spreads_of_every_other_card() {
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn h200_single_metric_shifts_against_spreads_of_every_other_card() {
-    let p = single_metric_power(H200, workflow_every_other_card, 0.998, 0.90);
+    let p = single_metric_power(H200, workflow_every_other_card, 0.998, 0.94);
     book_states_power(EVERY_OTHER_CARD, H200, &p, false);
 }
 
@@ -393,32 +395,55 @@ fn h200_single_metric_shifts_against_spreads_of_every_other_card() {
 /// shows them (between cards, and run to run pooled over the cards), taken as exact, and the
 /// detectable effect of one run against three cards at the rule's confidence with infinitely
 /// many degrees of freedom: `max(minimum effect, z · s) + z₉₀ · s`, `s² = card² · (1 + 1/3) +
-/// run²`. Cards of these classes differ by more than 5 % allows on 7.2 % (H100) and 5.8 %
-/// (H200) of the metrics (DRAM-latency chases, contended atomics, private L2 reads), so no
-/// class comparison of one run against three cards states 5 % for 95 % of them.
+/// run²`. Taken whole, cards of these classes differ by more than 5 % allows on 7.2 % (H100)
+/// and 5.8 % (H200) of the metrics (DRAM-latency chases, contended atomics, private L2 reads).
+/// Against the cards of the card's own board where the boards differ on a metric (`card²`
+/// within boards, what a class baseline learns of its boards), 7.2 % and 1.6 %: the H200 DRAM
+/// chases follow the board, the H100s are nearly all of one board.
 #[test]
 #[ignore = "calibration replay, run apart: cargo test --workspace --test calibration --test dissect_calibration -- --ignored"]
 fn the_share_detectable_to_5_percent_against_a_class_is_bounded_by_the_cards() {
     use gpubench::stats::normal_quantile;
     let rule = Rule::default();
     let (z, z90) = (normal_quantile(0.5 + rule.confidence / 2.0), normal_quantile(0.9));
-    for (slug, most) in [(H100, 0.94), (H200, 0.95)] {
+    for (slug, whole_most, board_least) in [(H100, 0.94, 0.92), (H200, 0.95, 0.96)] {
         let (by_card, current) = runs_by_card(slug);
-        let medians = gpubench::verdict::noise::card_medians(&recorded_pool(&by_card, &current));
-        let (mut within, mut metrics) = (0, 0);
-        for m in medians.values().filter(|m| m.by_card.len() >= 5) {
-            let means: Vec<f64> = m.by_card.values().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
-            let mean = means.iter().sum::<f64>() / means.len() as f64;
-            let card_sq = means.iter().map(|x| (x / mean - 1.0).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
-            let run = m.run_spread.unwrap_or(0.0);
+        let pool = recorded_pool(&by_card, &current);
+        let medians = gpubench::verdict::noise::card_medians(&pool);
+        let learned = gpubench::verdict::noise::learn(&pool, None, rule.confidence);
+        let detectable_within_5 = |card_sq: f64, run: f64| {
             let s = (card_sq * (1.0 + 1.0 / 3.0) + run * run).sqrt().max(rule.spread_floor);
+            (z * s).max(rule.threshold) + z90 * s <= 0.05
+        };
+        let (mut whole, mut by_board, mut metrics) = (0, 0, 0);
+        for (key, m) in medians.iter().filter(|(_, m)| m.by_card.len() >= 5) {
+            let means: Vec<f64> = m.by_card.values().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+            let run = m.run_spread.unwrap_or(0.0);
+            let card_sq = relative_variance(std::iter::once(&means));
+            let within_sq = learned.board_cards(key, false).map_or(card_sq, |b| relative_variance(b.values()));
             metrics += 1;
-            within += usize::from((z * s).max(rule.threshold) + z90 * s <= 0.05);
+            whole += usize::from(detectable_within_5(card_sq, run));
+            by_board += usize::from(detectable_within_5(within_sq, run));
         }
-        let share = within as f64 / metrics as f64;
-        eprintln!("{slug}: at best {within} of {metrics} metrics detectable to 5 % against three cards ({share:.3})");
-        assert!(metrics >= 300 && share < most && share > 0.9, "{slug}: {within} of {metrics}");
+        let (a, b) = (whole as f64 / metrics as f64, by_board as f64 / metrics as f64);
+        eprintln!(
+            "{slug}: at best {whole} of {metrics} metrics detectable to 5 % against three cards ({a:.3}), {by_board} against three of the card's board where boards differ ({b:.3})"
+        );
+        assert!(metrics >= 300 && a < whole_most && a > 0.9 && b >= a && b > board_least, "{slug}: {a} {b}");
+        book_states(EVERY_OTHER_CARD, "at best, with every card's spreads taken as exact", slug, &percent(a));
+        book_states(EVERY_OTHER_CARD, "at best, against three cards of its board", slug, &percent(b));
     }
+}
+
+/// Relative variance of values around their group's mean, pooled over the groups.
+fn relative_variance<'a>(groups: impl Iterator<Item = &'a Vec<f64>>) -> f64 {
+    let (mut ss, mut df) = (0.0, 0usize);
+    for g in groups.filter(|g| g.len() >= 2) {
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        ss += g.iter().map(|x| (x / mean - 1.0).powi(2)).sum::<f64>();
+        df += g.len() - 1;
+    }
+    ss / df.max(1) as f64
 }
 
 /// `rule` with its confidence the whole comparison's ([`ConfidenceScope::Comparison`]).

@@ -14,6 +14,9 @@
 mod book;
 #[path = "support/judging.rs"]
 mod judging;
+#[allow(dead_code)] // its recorded quick run is not read here
+#[path = "support/shifted.rs"]
+mod shifted;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,8 +63,10 @@ fn within_5(c: &Comparison) -> f64 {
 }
 
 /// Against the class: 0 REGRESSED in each run of each card, with each metric's confidence and
-/// with the comparison's; 90.0-90.3 % of the metrics detectable to 5 % and one or two
-/// INSENSITIVE (`atomics/cas:warp_contended`) with each metric's, 83.2 % with the comparison's.
+/// with the comparison's; 94.5-95.2 % of the metrics detectable to 5 % and one or two
+/// INSENSITIVE (`atomics/cas:warp_contended`) with each metric's (90.0-90.3 % without what the
+/// class learned of its boards, [`a_card_is_judged_against_its_boards_cards_where_the_boards_differ`]),
+/// fewer with the comparison's.
 /// Against the card's own other runs, 0 REGRESSED with either, 96-98 % detectable to 5 %:
 /// two runs on `shared_banks/threads=256:stride=4`'s other level, +2.67 % against a Student band
 /// of 2.6 %, are within the largest change between two runs of a card that the class's runs
@@ -91,7 +96,7 @@ fn cards_the_committed_class_never_saw_raise_no_alarm() {
             );
             row.class.push((count(&a, Verdict::Regressed), within_5(&a), count(&a, Verdict::Insensitive)));
             assert_eq!((count(&a, Verdict::Regressed), count(&b, Verdict::Regressed)), (0, 0), "{uuid} run {i}");
-            assert!(count(&a, Verdict::Insensitive) <= 2 && within_5(&a) > 0.89, "{uuid} run {i}: {}", within_5(&a));
+            assert!(count(&a, Verdict::Insensitive) <= 2 && within_5(&a) > 0.94, "{uuid} run {i}: {}", within_5(&a));
             assert!(within_5(&b) > 0.80 && within_5(&b) < within_5(&a), "{uuid} run {i}: {}", within_5(&b));
             let card = others_baseline(runs, i, &class);
             for rule in [&each, &whole] {
@@ -147,4 +152,42 @@ impl Row {
             range(self.own.iter().map(|c| c.1).collect()),
         )
     }
+}
+
+/// Where the boards of the cards a class baseline learned from differ on a metric (H200 DRAM
+/// latency: 694 cycles on board 692-2G520-0282-000, 670 on -001, cards of a board within 0.2 %),
+/// a card of a board it learned from is judged against that board's cards, though the baseline
+/// keeps the runs of one card of each board: the DRAM chase of every held-out card is judged
+/// to within 3 %, and a 5 % slower chase is REGRESSED. The same baseline without what it learned
+/// of the boards judges the chase against the three cards it keeps, whose spread is the gap
+/// between the boards, and states a detectable effect above 5 % for it.
+#[test]
+fn a_card_is_judged_against_its_boards_cards_where_the_boards_differ() {
+    const CHASE: &str = "latency/cg/128MiB";
+    let class = h200_class();
+    let noise = class.noise_model();
+    let mut blind = class.clone();
+    blind.noise = Some(gpubench::verdict::noise::NoiseModel { boards: BTreeMap::new(), ..noise.clone() });
+    let rule = Rule::default();
+    let cards = held_out_cards(&["h200-held-out.tar.xz", "h200-held-out-cards.tar.xz", "h200-first-hour.tar.xz"]);
+    let mut boards = std::collections::BTreeSet::new();
+    for (uuid, runs) in &cards {
+        let board = runs[0].gpu.board_part_number.clone().unwrap();
+        let learned = noise.card_boards[&board];
+        let chase = |c: &Comparison| {
+            c.metrics.iter().find(|m| m.key() == format!("{CHASE}:cycles_per_access")).cloned().unwrap()
+        };
+        let c = judge(&class, &runs[0], &rule);
+        let m = chase(&c);
+        assert!(m.reason.contains(&format!("vs {learned} cards of its board")), "{uuid}: {}", m.reason);
+        assert!(m.detectable.unwrap() <= 0.03 && m.verdict == Verdict::Pass, "{uuid}: {m:?}");
+        assert!(c.baseline_kind.describe().contains(&format!("of board {board} it learned from")), "{uuid}");
+        let mut slower = runs[0].clone();
+        shifted::worsen(&mut slower, CHASE, 0.05);
+        assert_eq!(chase(&judge(&class, &slower, &rule)).verdict, Verdict::Regressed, "{uuid}");
+        let whole = chase(&judge(&blind, &runs[0], &rule));
+        assert!(whole.reason.contains("vs 3 cards (class)") && whole.detectable.unwrap() > 0.05, "{uuid}: {whole:?}");
+        boards.insert(board);
+    }
+    assert_eq!(boards.len(), 2, "{boards:?}");
 }

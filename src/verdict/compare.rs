@@ -15,8 +15,8 @@ use super::noise::{self, NoiseModel};
 use super::sampling::{self, SideRuns};
 use super::series::{self, MetricSeries, param_difference};
 use super::{
-    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, ConfidenceScope, Counts, MetricConfidence, MetricVerdict, Rule,
-    SideInfo, SideStats, Upgrade, Verdict, facts::compare_facts,
+    BaselineKind, Basis, COMPARISON_SCHEMA, Comparison, ConfidenceScope, Counts, LearnedBoard, MetricConfidence,
+    MetricVerdict, Rule, SideInfo, SideStats, Upgrade, Verdict, facts::compare_facts,
 };
 use crate::error::{Error, Result};
 use crate::results::{ClockDomain, ResultsDocument};
@@ -105,6 +105,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         by_uuid: baseline.runs.iter().map(|r| (r.gpu.uuid.clone(), r.gpu.board_part_number.clone())).collect(),
         candidate: new_run.gpu.board_part_number.clone(),
         confidence: rule.confidence,
+        learned: noise.card_boards.clone(),
     };
     let mut assessed = Vec::new();
     let mut not_run = Vec::new();
@@ -141,6 +142,8 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         rejudge(&mut assessed, confidence);
     }
     let families = judge_families(&assessed, candidate_uuid, rule, confidence, &noise);
+    let mut kind = baseline_kind(baseline.runs, candidate_uuid, &boards);
+    kind.learned_board = learned_board(&assessed, &noise);
     let metrics: Vec<MetricVerdict> = assessed
         .into_iter()
         .map(|a| match a.stats {
@@ -158,7 +161,7 @@ pub fn compare(baseline: Side<'_>, candidate: Side<'_>, rule: &Rule) -> Result<C
         baseline: baseline.info()?,
         candidate: candidate.info()?,
         upgrade: Upgrade::between(old_run, new_run),
-        baseline_kind: baseline_kind(baseline.runs, candidate_uuid, &boards),
+        baseline_kind: kind,
         rule: rule.clone(),
         metric_confidence: MetricConfidence { confidence, at_risk },
         metrics,
@@ -204,7 +207,25 @@ fn baseline_kind(runs: &[ResultsDocument], uuid: &str, boards: &Boards) -> Basel
         uuid: uuid.to_string(),
         board: board.map(str::to_string),
         board_cards,
+        learned_board: None,
     }
+}
+
+/// The metrics of `assessed` judged against the cards of the candidate's board that the
+/// baseline learned from ([`super::boards::learn_levels`]), and the most cards of it any of them
+/// was judged against; `None` where there are none.
+fn learned_board(assessed: &[Assessed], noise: &NoiseModel) -> Option<LearnedBoard> {
+    let splits: Vec<&super::boards::BoardSplit> = assessed
+        .iter()
+        .filter_map(|a| a.stats.as_ref()?.band_inputs.reference.board.as_ref())
+        .filter(|b| b.learned)
+        .collect();
+    let part_number = splits.first()?.part_number.clone();
+    Some(LearnedBoard {
+        cards: noise.card_boards.get(&part_number).copied().unwrap_or(0),
+        metrics: splits.len(),
+        part_number,
+    })
 }
 
 fn warnings(
@@ -364,8 +385,9 @@ fn assess(
 
     let key = old.key();
     let minimum = rule.minimum_for(&key);
-    let reference = level::reference(b_runs, b_uuids, candidate_uuid, boards);
-    let spreads = noise.spreads(&key, basis == Basis::Normalized).copied().unwrap_or_default();
+    let normalized = basis == Basis::Normalized;
+    let reference = level::reference(b_runs, b_uuids, candidate_uuid, boards, noise.board_cards(&key, normalized));
+    let spreads = noise.spreads(&key, normalized).copied().unwrap_or_default();
     let (run_tail, card_tail) = noise.family_tails(&old.family);
     let learned = level::Learned {
         run: spreads.run_model.or(spreads.run),

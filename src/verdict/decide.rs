@@ -104,7 +104,8 @@ pub(super) fn decide(
     let min_bound = 1.0 + st.minimum;
     let mut verdict = verdict_of(worse, st.threshold, st.minimum);
     let unit = st.level.unit();
-    let against = format!("{} {unit}{}", st.k, if st.k == 1 { "" } else { "s" });
+    let of_board = if st.band_inputs.reference.board.is_some() { " of its board" } else { "" };
+    let against = format!("{} {unit}{}{of_board}", st.k, if st.k == 1 { "" } else { "s" });
     let change = format!("{:+.2}% vs {against} ({})", (st.ratio - 1.0) * 100.0, st.level.label());
     // The bound on the side of the change: a ratio beyond 1 + t or below 1 / (1 + t), so a
     // fall of 8.3 % already passes a threshold of 9 %.

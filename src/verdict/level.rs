@@ -9,11 +9,12 @@
 //! - **class**: the candidate's card is not in the baseline and the baseline holds two or more
 //!   cards. The reference is one value per card (the mean of that card's run medians); the
 //!   band comes from the spread between cards.
-//!   Where every baseline card and the candidate carry a board part number, the baseline holds
-//!   more than one board and three or more cards of the candidate's, the reference is those
-//!   cards, with their own between-card spread: boards of one class can differ in their
-//!   memory parts (H200 boards 692-2G520-0282-000 and -001 chase DRAM at 694 and 670 cycles,
-//!   docs), and a spread taken across boards is a bimodal one that hides real changes.
+//!   Where the candidate carries a board part number and the baseline learned three or more
+//!   cards of that board (of several boards that differ on the metric, [`super::boards`]), or
+//!   keeps the runs of three or more, the reference is those cards, with their own
+//!   between-card spread: boards of one class can differ in their memory parts (H200 boards
+//!   692-2G520-0282-000 and -001 chase DRAM at 694 and 670 cycles, docs), and a spread taken
+//!   across boards is a bimodal one that hides real changes.
 //! - **other card**: the baseline holds one card and the candidate is another. Between-card
 //!   spread cannot be estimated from one card, so no change is called REGRESSED or IMPROVED:
 //!   it is INCONCLUSIVE, and the comparison warns.
@@ -29,7 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::boards::{BoardSplit, Boards};
+use super::boards::{BoardCards, BoardSplit, Boards};
 use super::noise::Spread;
 use crate::stats::{normal_quantile, t_quantile};
 
@@ -76,8 +77,16 @@ pub(crate) struct Reference {
 }
 
 /// Picks the level for a candidate measured on `candidate_uuid`, given the baseline's run
-/// medians and the UUID of each run (same length); `boards` splits a class reference by board.
-pub(crate) fn reference(run_medians: &[f64], run_uuids: &[String], candidate_uuid: &str, boards: &Boards) -> Reference {
+/// medians and the UUID of each run (same length); `boards` splits a class reference by board,
+/// by the card means by board the baseline learned (`learned`) where it has them for the
+/// candidate's board, else by the cards whose runs it keeps.
+pub(crate) fn reference(
+    run_medians: &[f64],
+    run_uuids: &[String],
+    candidate_uuid: &str,
+    boards: &Boards,
+    learned: Option<&BoardCards>,
+) -> Reference {
     let mut cards: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for (m, u) in run_medians.iter().zip(run_uuids) {
         cards.entry(u.as_str()).or_default().push(*m);
@@ -86,7 +95,8 @@ pub(crate) fn reference(run_medians: &[f64], run_uuids: &[String], candidate_uui
         return Reference { level: Level::SameCard, values: own.clone(), board: None };
     }
     if cards.len() >= 2 {
-        if let Some((values, split)) = boards.narrow(&cards) {
+        if let Some((values, split)) = learned.and_then(|l| boards.narrow_learned(l)).or_else(|| boards.narrow(&cards))
+        {
             return Reference { level: Level::Class, values, board: Some(split) };
         }
         let values = cards.values().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
@@ -256,13 +266,13 @@ pub(super) mod tests {
     fn the_candidates_card_selects_its_own_runs() {
         let medians = [100.0, 101.0, 110.0, 111.0, 120.0];
         let ids = uuids(&["A", "A", "B", "B", "C"]);
-        let r = reference(&medians, &ids, "B", &Boards::default());
+        let r = reference(&medians, &ids, "B", &Boards::default(), None);
         assert_eq!(r.level, Level::SameCard);
         assert_eq!(r.values, vec![110.0, 111.0]);
-        let r = reference(&medians, &ids, "D", &Boards::default());
+        let r = reference(&medians, &ids, "D", &Boards::default(), None);
         assert_eq!(r.level, Level::Class);
         assert_eq!(r.values, vec![100.5, 110.5, 120.0]);
-        let r = reference(&medians[..2], &ids[..2], "D", &Boards::default());
+        let r = reference(&medians[..2], &ids[..2], "D", &Boards::default(), None);
         assert_eq!(r.level, Level::OtherCard);
     }
 

@@ -14,7 +14,7 @@
 //! 3. **Level** ([`level`]): same card (the new run's GPU UUID is among the baseline's runs:
 //!    the card's run medians, the learned run-to-run spread), class (one value per baseline
 //!    card, the learned between-card spread plus the run-to-run spread; narrowed to the cards
-//!    of the new card's board where the baseline's boards differ), or one other card
+//!    of the new card's board where the boards of the cards it learned from differ), or one other card
 //!    (INCONCLUSIVE at most).
 //! 4. **Effect size**: the new median of run medians, relative to the mean of the reference
 //!    values, must lie beyond the minimum effect and the Student-t prediction band of the
@@ -116,12 +116,41 @@ pub struct BaselineKind {
     pub board: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub board_cards: Option<usize>,
+    /// Metrics judged against the cards of the new run's board that the baseline learned its
+    /// spreads from (those on which the boards of the class differ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned_board: Option<LearnedBoard>,
+}
+
+/// The metrics of a class comparison judged against the cards of the new run's board that the
+/// baseline learned from, rather than against the cards whose runs it keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LearnedBoard {
+    /// The new run's board part number.
+    pub part_number: String,
+    /// Cards of that board the baseline learned from.
+    pub cards: usize,
+    /// Metrics judged against them: those on which the boards differ.
+    pub metrics: usize,
 }
 
 impl BaselineKind {
     /// "per-card baseline: 6 runs of GPU-2e3c43b6 (same card)", "class baseline: 3 cards, 18
     /// runs (GPU-... is not among them)", "baseline of one other card ...".
     pub fn describe(&self) -> String {
+        let text = self.describe_level();
+        match &self.learned_board {
+            Some(b) => format!(
+                "{text}; {} on which boards differ against the {} of board {} it learned from",
+                if b.metrics == 1 { "1 metric".to_string() } else { format!("{} metrics", b.metrics) },
+                if b.cards == 1 { "1 card".to_string() } else { format!("{} cards", b.cards) },
+                b.part_number
+            ),
+            None => text,
+        }
+    }
+
+    fn describe_level(&self) -> String {
         let short: String = self.uuid.chars().take(12).collect();
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         match self.level {

@@ -35,6 +35,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::boards::{self, BoardCards, BoardLevels};
 use super::family::{self, Member};
 use super::gate;
 use super::series;
@@ -128,6 +129,14 @@ pub struct NoiseModel {
     pub metrics: BTreeMap<String, MetricNoise>,
     /// Per bench family.
     pub families: BTreeMap<String, FamilyNoise>,
+    /// Per metric whose levels follow the board part number among the cards learned from
+    /// (DRAM latency on H200 boards, docs): the card means by board, so that a card of a board
+    /// is judged against that board's cards ([`super::boards::learn_levels`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub boards: BTreeMap<String, BoardLevels>,
+    /// The cards learned from, by board part number (cards that carry one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub card_boards: BTreeMap<String, usize>,
 }
 
 impl NoiseModel {
@@ -140,6 +149,13 @@ impl NoiseModel {
     /// The run-to-run spread of `family`'s change, where learned.
     pub fn family_run_change(&self, family: &str) -> Option<Spread> {
         self.families.get(family).and_then(|f| f.run_change)
+    }
+
+    /// The card means by board of metric `key` on the raw or normalised basis, where the boards
+    /// of the cards learned from differ on it.
+    pub fn board_cards(&self, key: &str, normalized: bool) -> Option<&BoardCards> {
+        let b = self.boards.get(key)?;
+        if normalized { b.normalized.as_ref() } else { b.raw.as_ref() }
     }
 
     /// The learned (run, card) tail quantiles of `family` ([`FamilyNoise::run_tail`]).
@@ -155,6 +171,8 @@ const MIN_SAMPLES: usize = 5;
 /// baseline, gives the run spreads that a per-card baseline's few runs update.
 pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f64) -> NoiseModel {
     let cards: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.gpu.uuid.as_str()).collect();
+    let board_of: BTreeMap<String, Option<String>> =
+        runs.iter().map(|r| (r.gpu.uuid.clone(), r.gpu.board_part_number.clone())).collect();
     let all = series::collect(runs);
     // (key, family, basis, measured spreads, run medians by card)
     let mut measured: Vec<(String, String, bool, Spreads, ByCard)> = Vec::new();
@@ -180,6 +198,9 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
 
     let mut model =
         NoiseModel { runs: runs.len(), cards: cards.len(), prior_runs: prior.map(|p| p.runs), ..NoiseModel::default() };
+    for board in board_of.values().flatten() {
+        *model.card_boards.entry(board.clone()).or_default() += 1;
+    }
     // Family priors, per basis and level, fitted to the metrics' measured variances.
     let mut run_priors: BTreeMap<(String, bool), VariancePrior> = BTreeMap::new();
     let mut card_priors: BTreeMap<(String, bool), VariancePrior> = BTreeMap::new();
@@ -220,6 +241,14 @@ pub fn learn(runs: &[ResultsDocument], prior: Option<&NoiseModel>, confidence: f
             }
             if let Some(s) = spreads.card_model {
                 card_z.entry(family.clone()).or_default().extend(card_deviations(&cards, s.sd));
+            }
+        }
+        if let Some(levels) = boards::learn_levels(&cards, &board_of, confidence) {
+            let entry = model.boards.entry(key.clone()).or_default();
+            if normalized {
+                entry.normalized = Some(levels);
+            } else {
+                entry.raw = Some(levels);
             }
         }
         let entry = model.metrics.entry(key).or_default();
