@@ -6,7 +6,11 @@
 //! GPU-abb955c9-fddf-7615-f2c6-55fedd36fcbf and GPU-85e3539b-1869-0943-efac-a6862df7c4ac
 //! (`h200-held-out-cards.tar.xz`), and four of GPU-e5115b1b-c857-6010-ee37-98ddd4ed303d,
 //! GPU-789953b7-509c-44c6-c2a8-91d6aee989cd, GPU-524399a9-b62a-1c5b-1a0c-2bc75a247d76 and
-//! GPU-a0324a89-4b2a-f5d3-7d56-3c4f97eb4c5f (`h200-first-hour.tar.xz`, the quickstart's steps).
+//! GPU-a0324a89-4b2a-f5d3-7d56-3c4f97eb4c5f (`h200-first-hour.tar.xz`, the quickstart's steps),
+//! three of GPU-134e0e9f-438f-d053-d8ef-efc43540ac0e and four of each card of one machine,
+//! GPU-04e3be9c-7485-a341-9343-38a7939059fe, GPU-4a04f172-a58a-0fc9-4255-5e606d46062e,
+//! GPU-c7442424-c96f-1fa2-e9b7-1881854e3bbc and GPU-dbd453ee-788b-3b9b-63da-8118aaf10798, the
+//! fourth from a second start of the machine (`h200-held-out-x4.tar.xz`).
 //! Each run against the class, and against a per-card baseline of the card's other runs (the
 //! class baseline its prior), with each metric's confidence and with the comparison's.
 
@@ -42,6 +46,10 @@ fn held_out_cards(files: &[&str]) -> BTreeMap<String, Vec<ResultsDocument>> {
     cards
 }
 
+/// The fixtures of `tests/fixtures/recorded/` that hold the held-out cards' runs.
+const HELD_OUT: &[&str] =
+    &["h200-held-out.tar.xz", "h200-held-out-cards.tar.xz", "h200-first-hour.tar.xz", "h200-held-out-x4.tar.xz"];
+
 fn h200_class() -> Baseline {
     Baseline::read(&root().join("baselines/nvidia-h200-cc90-132sm-140gib/class.json.xz")).unwrap()
 }
@@ -74,8 +82,8 @@ fn within_5(c: &Comparison) -> f64 {
 #[test]
 fn cards_the_committed_class_never_saw_raise_no_alarm() {
     let class = h200_class();
-    let cards = held_out_cards(&["h200-held-out.tar.xz", "h200-held-out-cards.tar.xz", "h200-first-hour.tar.xz"]);
-    assert_eq!(cards.len(), 10);
+    let cards = held_out_cards(HELD_OUT);
+    assert_eq!(cards.len(), 15);
     let each = Rule::default();
     let whole = Rule { confidence_scope: ConfidenceScope::Comparison, ..Rule::default() };
     let mut same_card_alarms = Vec::new();
@@ -169,7 +177,7 @@ fn a_card_is_judged_against_its_boards_cards_where_the_boards_differ() {
     let mut blind = class.clone();
     blind.noise = Some(gpubench::verdict::noise::NoiseModel { boards: BTreeMap::new(), ..noise.clone() });
     let rule = Rule::default();
-    let cards = held_out_cards(&["h200-held-out.tar.xz", "h200-held-out-cards.tar.xz", "h200-first-hour.tar.xz"]);
+    let cards = held_out_cards(HELD_OUT);
     let mut boards = std::collections::BTreeSet::new();
     for (uuid, runs) in &cards {
         let board = runs[0].gpu.board_part_number.clone().unwrap();
