@@ -85,8 +85,7 @@ impl Boards {
         }
         let within_df: usize = seen.values().map(|n| n - 1).sum();
         let own_cards = seen.get(own).copied().unwrap_or(0);
-        let enough = own_cards >= MIN_BOARD_CARDS || (own_cards >= MIN_BOARD_CARDS_POOLED && within_df >= 2);
-        (seen.len() >= 2 && enough).then_some(own)
+        (seen.len() >= 2 && enough_cards(own_cards, within_df)).then_some(own)
     }
 
     /// The class reference narrowed to the candidate's board, from the baseline's runs by card
@@ -135,6 +134,13 @@ impl Boards {
     }
 }
 
+/// Whether `own` cards of a board, among cards with `within_df` degrees of freedom within their
+/// boards, are enough to judge a card of that board against: [`MIN_BOARD_CARDS`], or
+/// [`MIN_BOARD_CARDS_POOLED`] with two or more degrees of freedom within boards.
+fn enough_cards(own: usize, within_df: usize) -> bool {
+    own >= MIN_BOARD_CARDS || (own >= MIN_BOARD_CARDS_POOLED && within_df >= 2)
+}
+
 /// The cards of board `own` among `by_board` (card values by board) and the spread they are
 /// judged with: with [`MIN_BOARD_CARDS`] or more cards of the board, their own spread; with
 /// [`MIN_BOARD_CARDS_POOLED`], the spread of every card around its board's mean, where the
@@ -148,7 +154,7 @@ fn split(by_board: &BTreeMap<&str, Vec<f64>>, own: &str, confidence: f64) -> Opt
     let within_df: usize = by_board.values().map(|v| v.len().saturating_sub(1)).sum();
     let (spread, df) = if values.len() >= MIN_BOARD_CARDS {
         pooled_spread(std::iter::once(&values))?
-    } else if values.len() >= MIN_BOARD_CARDS_POOLED && within_df >= 2 && boards_differ(by_board, confidence) {
+    } else if enough_cards(values.len(), within_df) && boards_differ(by_board, confidence) {
         pooled_spread(by_board.values())?
     } else {
         return None;
@@ -175,8 +181,7 @@ pub(crate) fn learn_levels(
         }
     }
     let within_df: usize = by_board.values().map(|v| v.len().saturating_sub(1)).sum();
-    let judged_apart =
-        by_board.values().any(|v| v.len() >= MIN_BOARD_CARDS || (v.len() >= MIN_BOARD_CARDS_POOLED && within_df >= 2));
+    let judged_apart = by_board.values().any(|v| enough_cards(v.len(), within_df));
     (by_board.len() >= 2 && judged_apart && boards_differ(&by_board, confidence))
         .then(|| by_board.into_iter().map(|(b, v)| (b.to_string(), v)).collect())
 }
