@@ -198,4 +198,9 @@ fn a_card_is_judged_against_its_boards_cards_where_the_boards_differ() {
         boards.insert(board);
     }
     assert_eq!(boards.len(), 2, "{boards:?}");
+    let shown = gpubench::report::baseline_report(&class, "class", &rule, false);
+    assert!(
+        shown.contains("learned:   21 cards (11 of board 692-2G520-0282-000, 9 of board 692-2G520-0282-001, 1 of board 965-2G520-0041-000); 99 metrics on which the boards differ"),
+        "{shown}"
+    );
 }

@@ -54,12 +54,31 @@ pub fn baseline_report(b: &Baseline, label: &str, rule: &Rule, all: bool) -> Str
         t.throttle.throttled_samples,
         t.throttle.samples
     ));
+    if let Some(line) = boards_line(b) {
+        out.push_str(&line);
+    }
     out.push_str(&format!("{}\n", provenance_table(&b.kernels)));
     out.push_str(&format!("{}\n", family_noise_table(b, rule)));
     if all {
         out.push_str(&format!("{}\n", metric_noise_table(b, rule)));
     }
     out
+}
+
+/// "learned:   21 cards (11 of board 692-2G520-0282-000, ...); 99 metrics judged by board", where
+/// the baseline learned from cards of several boards ([`crate::verdict::noise::NoiseModel::card_boards`]).
+fn boards_line(b: &Baseline) -> Option<String> {
+    let model = b.noise_model();
+    if model.card_boards.len() < 2 {
+        return None;
+    }
+    let boards: Vec<String> = model.card_boards.iter().map(|(board, n)| format!("{n} of board {board}")).collect();
+    Some(format!(
+        "learned:   {} cards ({}); {} metrics on which the boards differ, judged against the cards of the new card's board\n",
+        model.cards,
+        boards.join(", "),
+        model.boards.len()
+    ))
 }
 
 /// What the baseline learned per family: the typical and largest run-to-run and between-card
