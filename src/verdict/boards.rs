@@ -177,7 +177,7 @@ pub(crate) fn learn_levels(
     for (uuid, runs) in cards {
         let board = board_of.get(uuid)?.as_deref()?;
         if !runs.is_empty() {
-            by_board.entry(board).or_default().push(runs.iter().sum::<f64>() / runs.len() as f64);
+            by_board.entry(board).or_default().push(super::noise::mean(runs));
         }
     }
     let within_df: usize = by_board.values().map(|v| v.len().saturating_sub(1)).sum();

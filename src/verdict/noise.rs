@@ -423,7 +423,8 @@ fn measure(cards: &ByCard) -> Spreads {
     Spreads { run, card, run_model: None, card_model: None, run_envelope: run_envelope(cards) }
 }
 
-fn mean(v: &[f64]) -> f64 {
+/// The mean of `v` (NaN when empty): a card's mean of its run medians.
+pub(super) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
